@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// uplinkd: per-uplink connectivity verdicts for Linux gateways.
+//
+// Targets, from the inside out:
+//   UplinkCore   pure Swift (no C imports): model, configuration, classification, verdicts.
+//   CCurl, CNetlink   system libraries found by pkg-config.
+//   CUplinkShim  typed, non-variadic C wrappers for what Swift cannot call directly.
+//   UplinkLinux  adapters: netlink, sysfs, libcurl prober, event loop, processes.
+//   uplinkd      the command line.
+let package = Package(
+    name: "uplinkd",
+    products: [
+        .library(name: "Uplink", targets: ["UplinkCore", "UplinkLinux"]),
+        .executable(name: "uplinkd", targets: ["uplinkd"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CNetlink",
+            pkgConfig: "libnl-route-3.0",
+            providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
+        ),
+        .target(
+            name: "CUplinkShim",
+            dependencies: ["CCurl"]
+        ),
+        .target(name: "UplinkCore"),
+        .target(
+            name: "UplinkLinux",
+            dependencies: ["UplinkCore", "CCurl", "CNetlink", "CUplinkShim"]
+        ),
+        .executableTarget(
+            name: "uplinkd",
+            dependencies: ["UplinkCore", "UplinkLinux"]
+        ),
+        .testTarget(name: "UplinkCoreTests", dependencies: ["UplinkCore"]),
+        .testTarget(name: "UplinkLinuxTests", dependencies: ["UplinkLinux", "UplinkCore"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

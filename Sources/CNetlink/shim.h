@@ -1,0 +1,11 @@
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <netlink/cache.h>
+#include <netlink/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/route.h>
+#include <netlink/route/nexthop.h>
+#include <linux/if.h>
+#include <linux/if_arp.h>
+#include <linux/rtnetlink.h>

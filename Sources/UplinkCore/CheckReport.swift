@@ -1,0 +1,87 @@
+/// One probe's result as reported (no secrets: the Authorization header is never here).
+public struct ProbeReport: Sendable, Equatable {
+    public var name: String
+    public var url: String
+    public var family: AddressFamily
+    public var judgement: ProbeClass
+    public var status: Int?
+    public var elapsedMilliseconds: Int
+    /// Bytes on the wire for this probe (request and response, headers included).
+    public var bytes: Int
+
+    public init(name: String, url: String, family: AddressFamily, judgement: ProbeClass, status: Int?,
+                elapsedMilliseconds: Int, bytes: Int) {
+        self.name = name
+        self.url = url
+        self.family = family
+        self.judgement = judgement
+        self.status = status
+        self.elapsedMilliseconds = elapsedMilliseconds
+        self.bytes = bytes
+    }
+}
+
+/// The answer of `uplinkd check` for one interface.
+public struct CheckReport: Sendable, Equatable {
+    public var interface: String
+    public var kind: InterfaceKind
+    public var assessment: Assessment
+    public var families: [AddressFamily: Assessment]
+    public var probes: [ProbeReport]
+    public var elapsedMilliseconds: Int
+
+    public init(interface: String, kind: InterfaceKind, assessment: Assessment,
+                families: [AddressFamily: Assessment] = [:], probes: [ProbeReport] = [], elapsedMilliseconds: Int) {
+        self.interface = interface
+        self.kind = kind
+        self.assessment = assessment
+        self.families = families
+        self.probes = probes
+        self.elapsedMilliseconds = elapsedMilliseconds
+    }
+
+    public var json: JSONValue {
+        var familyMembers: [(String, JSONValue)] = []
+        for family in AddressFamily.allCases {
+            guard let assessment = families[family] else { continue }
+            familyMembers.append((family.rawValue, .object([
+                ("verdict", .string(assessment.verdict.rawValue)),
+                ("reason", .string(assessment.reason)),
+                ("portal_url", .optional(assessment.portalURL)),
+            ])))
+        }
+        let probeValues: [JSONValue] = probes.map { probe in
+            .object([
+                ("name", .string(probe.name)),
+                ("url", .string(probe.url)),
+                ("family", .string(probe.family.rawValue)),
+                ("result", .string(probe.judgement.reason)),
+                ("status", probe.status.map(JSONValue.int) ?? .null),
+                ("elapsed_ms", .int(probe.elapsedMilliseconds)),
+                ("bytes", .int(probe.bytes)),
+            ])
+        }
+        return .object([
+            ("interface", .string(interface)),
+            ("kind", .string(kind.rawValue)),
+            ("verdict", .string(assessment.verdict.rawValue)),
+            ("reason", .string(assessment.reason)),
+            ("portal_url", .optional(assessment.portalURL)),
+            ("elapsed_ms", .int(elapsedMilliseconds)),
+            ("families", .object(familyMembers)),
+            ("probes", .array(probeValues)),
+        ])
+    }
+
+    /// One human line: `wlan0: captive (wifi, redirect) portal http://... in 12 ms`.
+    public var humanLine: String {
+        var line = "\(interface): \(assessment.verdict.rawValue) (\(kind.rawValue), \(assessment.reason))"
+        if let portal = assessment.portalURL { line += " portal \(portal)" }
+        let familyNotes = AddressFamily.allCases.compactMap { family -> String? in
+            guard families.count > 1, let assessment = families[family] else { return nil }
+            return "\(family.rawValue) \(assessment.verdict.rawValue)"
+        }
+        if !familyNotes.isEmpty { line += " [" + familyNotes.joined(separator: ", ") + "]" }
+        return line + " in \(elapsedMilliseconds) ms"
+    }
+}

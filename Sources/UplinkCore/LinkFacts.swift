@@ -1,0 +1,75 @@
+/// An address on an interface, as the kernel reports it.
+public struct InterfaceAddress: Sendable, Equatable {
+    public var address: IPAddress
+    public var prefixLength: Int
+
+    public init(address: IPAddress, prefixLength: Int) {
+        self.address = address
+        self.prefixLength = prefixLength
+    }
+
+    public var family: AddressFamily { address.family }
+    /// Usable toward the internet: not link-local, not loopback.
+    public var isUsable: Bool { !address.isLinkLocal && !address.isLoopback }
+}
+
+/// A default route that leaves through an interface.
+public struct DefaultRoute: Sendable, Equatable {
+    public var family: AddressFamily
+    public var gateway: IPAddress?
+    public var metric: Int
+    public var table: Int
+
+    public init(family: AddressFamily, gateway: IPAddress?, metric: Int, table: Int) {
+        self.family = family
+        self.gateway = gateway
+        self.metric = metric
+        self.table = table
+    }
+}
+
+/// What the kernel says about one interface at one moment.
+public struct LinkFacts: Sendable, Equatable {
+    public var name: InterfaceName
+    public var index: Int
+    public var adminUp: Bool
+    /// IFF_LOWER_UP: the driver reports carrier.
+    public var carrier: Bool
+    public var addresses: [InterfaceAddress]
+    public var defaultRoutes: [DefaultRoute]
+
+    public init(name: InterfaceName, index: Int, adminUp: Bool, carrier: Bool,
+                addresses: [InterfaceAddress], defaultRoutes: [DefaultRoute]) {
+        self.name = name
+        self.index = index
+        self.adminUp = adminUp
+        self.carrier = carrier
+        self.addresses = addresses
+        self.defaultRoutes = defaultRoutes
+    }
+}
+
+/// Decides, from link facts alone, whether an uplink is `down` and which families are
+/// worth probing.
+public enum LinkEvaluator {
+    public enum Result: Equatable, Sendable {
+        /// No probe can succeed: the uplink is down for this reason.
+        case down(reason: String)
+        /// Probe these families (each has a usable address and a default route).
+        case probe([AddressFamily])
+    }
+
+    public static func evaluate(_ facts: LinkFacts?) -> Result {
+        guard let facts else { return .down(reason: "no-such-interface") }
+        if !facts.adminUp { return .down(reason: "admin-down") }
+        if !facts.carrier { return .down(reason: "no-carrier") }
+        if facts.addresses.isEmpty { return .down(reason: "no-address") }
+        let usableFamilies = AddressFamily.allCases.filter { family in
+            facts.addresses.contains { $0.family == family && $0.isUsable }
+        }
+        if usableFamilies.isEmpty { return .down(reason: "link-local-only") }
+        let routed = usableFamilies.filter { family in facts.defaultRoutes.contains { $0.family == family } }
+        if routed.isEmpty { return .down(reason: "no-route") }
+        return .probe(routed)
+    }
+}

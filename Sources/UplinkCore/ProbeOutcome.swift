@@ -1,0 +1,56 @@
+/// What the network did with one probe: the raw facts, before any judgement.
+public enum ProbeOutcome: Sendable, Equatable {
+    case response(ProbeResponse)
+    case failure(TransportFailure)
+}
+
+/// An HTTP answer, as far as it was read.
+public struct ProbeResponse: Sendable, Equatable {
+    public var status: Int
+    /// The Location header, if any (redirects are never followed).
+    public var location: String?
+    /// The body, at most the configured number of bytes.
+    public var body: [UInt8]
+    /// True when the server sent more than the cap and the read was cut.
+    public var bodyTruncated: Bool
+    /// Result of the external validator, when the probe has one and it ran.
+    public var validatorAccepted: Bool?
+
+    public init(status: Int, location: String? = nil, body: [UInt8] = [], bodyTruncated: Bool = false,
+                validatorAccepted: Bool? = nil) {
+        self.status = status
+        self.location = location
+        self.body = body
+        self.bodyTruncated = bodyTruncated
+        self.validatorAccepted = validatorAccepted
+    }
+
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// Why no HTTP answer arrived. Adapters map libcurl and errno codes into these at the edge.
+public enum TransportFailure: Sendable, Equatable {
+    case dnsFailed
+    case timeout
+    case refused
+    case unreachable
+    case reset
+    case tls
+    /// The socket could not be bound to the interface (missing, or no CAP_NET_RAW).
+    case bindFailed
+    case other(code: Int, message: String)
+
+    /// The machine-readable reason used in verdicts.
+    public var reason: String {
+        switch self {
+        case .dnsFailed: return "dns-failed"
+        case .timeout: return "timeout"
+        case .refused: return "refused"
+        case .unreachable: return "unreachable"
+        case .reset: return "reset"
+        case .tls: return "tls"
+        case .bindFailed: return "bind-failed"
+        case .other: return "error"
+        }
+    }
+}

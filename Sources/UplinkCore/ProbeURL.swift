@@ -1,0 +1,144 @@
+/// An http or https URL that a probe may fetch, checked strictly at configuration time.
+///
+/// libcurl parses the URL again; this check exists so a bad URL is reported with the
+/// configuration file, line and key, and never reaches the network.
+public struct ProbeURL: Hashable, Sendable, CustomStringConvertible {
+    public enum Scheme: String, Sendable { case http, https }
+
+    public let scheme: Scheme
+    /// Host name, IPv4 literal, or IPv6 literal without brackets.
+    public let host: String
+    public let port: Int?
+    /// Path and query, starting with "/".
+    public let pathAndQuery: String
+
+    public var isIPv6Literal: Bool { host.contains(":") }
+
+    public var description: String {
+        let hostPart = isIPv6Literal ? "[\(host)]" : host
+        let portPart = port.map { ":\($0)" } ?? ""
+        return "\(scheme.rawValue)://\(hostPart)\(portPart)\(pathAndQuery)"
+    }
+
+    public var effectivePort: Int { port ?? (scheme == .http ? 80 : 443) }
+
+    public init(parsing text: String) throws(ProbeURLError) {
+        for scalar in text.unicodeScalars where scalar.value <= 0x20 || scalar.value >= 0x7f {
+            throw ProbeURLError("contains a space, control or non-ASCII character")
+        }
+        let lowered = text.lowercased()
+        let rest: Substring
+        if lowered.hasPrefix("http://") {
+            scheme = .http
+            rest = text.dropFirst(7)
+        } else if lowered.hasPrefix("https://") {
+            scheme = .https
+            rest = text.dropFirst(8)
+        } else {
+            throw ProbeURLError("must start with http:// or https://")
+        }
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        let authority = rest[rest.startIndex..<authorityEnd]
+        var tail = String(rest[authorityEnd...])
+        if let hash = tail.firstIndex(of: "#") {
+            tail = String(tail[tail.startIndex..<hash])
+        }
+        if tail.isEmpty || tail.first == "?" { tail = "/" + tail }
+        pathAndQuery = tail
+
+        if authority.contains("@") {
+            throw ProbeURLError("must not carry credentials (user@host); use the authorization key")
+        }
+        if authority.isEmpty { throw ProbeURLError("has no host") }
+
+        var hostPart: Substring
+        var portPart: Substring?
+        if authority.first == "[" {
+            guard let close = authority.firstIndex(of: "]") else {
+                throw ProbeURLError("has an unterminated IPv6 literal")
+            }
+            hostPart = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.first == ":" else { throw ProbeURLError("has garbage after the IPv6 literal") }
+                portPart = after.dropFirst()
+            }
+            guard IPAddress.parseIPv6(String(hostPart)) != nil else {
+                throw ProbeURLError("has an invalid IPv6 literal '\(hostPart)'")
+            }
+        } else if let colon = authority.firstIndex(of: ":") {
+            hostPart = authority[authority.startIndex..<colon]
+            portPart = authority[authority.index(after: colon)...]
+        } else {
+            hostPart = authority
+        }
+        if let portText = portPart {
+            guard let value = Int(portText), (1...65535).contains(value) else {
+                throw ProbeURLError("has an invalid port '\(portText)'")
+            }
+            port = value
+        } else {
+            port = nil
+        }
+        let hostText = String(hostPart)
+        if !hostText.contains(":") {
+            guard ProbeURL.isValidHostName(hostText) else {
+                throw ProbeURLError("has an invalid host name '\(hostText)'")
+            }
+        }
+        host = hostText.lowercased()
+    }
+
+    /// RFC 1123 host names and dotted IPv4 literals.
+    static func isValidHostName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard !bytes.isEmpty, bytes.count <= 253 else { return false }
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        // A trailing dot (fully qualified) is allowed.
+        let effective = labels.last == "" ? labels.dropLast() : labels[...]
+        guard !effective.isEmpty else { return false }
+        for label in effective {
+            guard !label.isEmpty, label.utf8.count <= 63 else { return false }
+            guard label.first != "-", label.last != "-" else { return false }
+            for byte in label.utf8 {
+                let ok = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a)
+                    || (byte >= 0x61 && byte <= 0x7a) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+                guard ok else { return false }
+            }
+        }
+        return true
+    }
+
+    /// Resolves a Location header value against this URL (absolute, scheme-relative,
+    /// absolute-path and relative forms), for reporting a portal URL.
+    public func resolving(_ reference: String) -> String {
+        let trimmed = reference.trimmingWhitespace
+        let lowered = trimmed.lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return trimmed }
+        let hostPart = isIPv6Literal ? "[\(host)]" : host
+        let origin = "\(scheme.rawValue)://\(hostPart)" + (port.map { ":\($0)" } ?? "")
+        if trimmed.hasPrefix("//") { return "\(scheme.rawValue):\(trimmed)" }
+        if trimmed.hasPrefix("/") { return origin + trimmed }
+        var directory = pathAndQuery
+        if let query = directory.firstIndex(of: "?") { directory = String(directory[..<query]) }
+        if let slash = directory.lastIndex(of: "/") { directory = String(directory[...slash]) }
+        return origin + directory + trimmed
+    }
+}
+
+/// Why a probe URL was refused.
+public struct ProbeURLError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces, tabs, CR and LF.
+    public var trimmingWhitespace: String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
+        let last = lastIndex(where: { !isSpace($0) })!
+        return String(self[first...last])
+    }
+}

@@ -1,0 +1,340 @@
+import CCurl
+import CUplinkShim
+import Glibc
+import UplinkCore
+
+/// A libcurl failure outside a transfer (setting an option, adding a handle): the
+/// CURLcode or CURLMcode and libcurl's sentence.
+public struct CurlError: Error, Sendable, CustomStringConvertible {
+    public let code: Int
+    public let message: String
+
+    init(easy code: CURLcode, _ context: String) {
+        self.code = Int(code.rawValue)
+        message = "\(context): \(String(cString: curl_easy_strerror(code)))"
+    }
+
+    init(multi code: CURLMcode, _ context: String) {
+        self.code = Int(code.rawValue)
+        message = "\(context): \(String(cString: curl_multi_strerror(code)))"
+    }
+
+    public var description: String { "\(message) (curl code \(code))" }
+}
+
+/// How probes are sent; everything here comes from the configuration.
+public struct ProbeSettings: Sendable {
+    public var timeoutMilliseconds: Int
+    public var bodyLimitBytes: Int
+    public var httpsOnly: Bool
+    public var userAgent: String
+
+    public init(configuration: Configuration) {
+        timeoutMilliseconds = configuration.probeTimeoutMilliseconds
+        bodyLimitBytes = configuration.bodyLimitBytes
+        httpsOnly = configuration.httpsOnly
+        userAgent = "uplinkd/\(UplinkVersion.string) (connectivity check)"
+    }
+}
+
+/// Runs HTTP probes in parallel on one libcurl multi handle, driven by the event loop
+/// through libcurl's socket and timer callbacks (the design swift-corelibs-foundation's
+/// MultiHandle uses). Every probe is bound to its interface with SO_BINDTODEVICE
+/// (`CURLOPT_INTERFACE "if!NAME"`), uses one address family, never follows redirects,
+/// and reads at most `bodyLimitBytes` of body.
+///
+/// Ownership: the prober owns the multi handle and every easy handle with its
+/// `Transfer`. libcurl gets *unretained* pointers to the prober (socket/timer user data)
+/// and to each Transfer (write user data); both outlive every callback because handles
+/// are removed from the multi handle before a Transfer is released, and the multi
+/// handle is cleaned up in `deinit`.
+public final class HTTPProber {
+    private let loop: EventLoop
+    private let multi: UnsafeMutableRawPointer
+    private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var curlTimer: EventLoop.TimerID?
+    private var watchedSockets: Set<Int32> = []
+
+    private static let globalInit: Void = {
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    }()
+
+    public init(loop: EventLoop) throws(CurlError) {
+        _ = HTTPProber.globalInit
+        guard let multi = curl_multi_init() else {
+            throw CurlError(multi: CURLM_OUT_OF_MEMORY, "curl_multi_init")
+        }
+        self.loop = loop
+        self.multi = multi
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        var code = uplinkd_multi_set_socket_callback(multi, HTTPProber.socketTrampoline, user)
+        if code == CURLM_OK {
+            code = uplinkd_multi_set_timer_callback(multi, HTTPProber.timerTrampoline, user)
+        }
+        guard code == CURLM_OK else {
+            curl_multi_cleanup(multi)
+            throw CurlError(multi: code, "setting multi callbacks")
+        }
+    }
+
+    deinit {
+        for (easy, transfer) in transfers {
+            curl_multi_remove_handle(multi, easy)
+            transfer.release()
+        }
+        for socket in watchedSockets { loop.unwatch(socket) }
+        if let curlTimer { loop.cancel(curlTimer) }
+        curl_multi_cleanup(multi)
+    }
+
+    /// Number of probes still in flight.
+    public var activeCount: Int { transfers.count }
+
+    /// Starts one probe; `completion` runs on the loop when it ends, whatever the outcome.
+    public func start(_ request: ProbeRequest, settings: ProbeSettings,
+                      completion: @escaping (ProbeResult) -> Void) throws(CurlError) {
+        guard let easy = curl_easy_init() else { throw CurlError(easy: CURLE_OUT_OF_MEMORY, "curl_easy_init") }
+        let transfer = Transfer(easy: easy, request: request, bodyLimitBytes: settings.bodyLimitBytes, completion: completion)
+        do {
+            try configure(transfer, settings: settings)
+        } catch {
+            transfer.release()
+            throw error
+        }
+        let added = curl_multi_add_handle(multi, easy)
+        guard added == CURLM_OK else {
+            transfer.release()
+            throw CurlError(multi: added, "adding probe \(request.probe.name)")
+        }
+        transfers[easy] = transfer
+    }
+
+    private func configure(_ transfer: Transfer, settings: ProbeSettings) throws(CurlError) {
+        let easy = transfer.easy
+        let request = transfer.request
+        func check(_ code: CURLcode, _ what: String) throws(CurlError) {
+            guard code == CURLE_OK else { throw CurlError(easy: code, "setting \(what)") }
+        }
+        try check(uplinkd_easy_set_string(easy, CURLOPT_URL, request.probe.url.description), "URL")
+        // "if!" makes libcurl use SO_BINDTODEVICE and fail rather than fall back to an
+        // address bind, so a probe can never leave through another uplink.
+        try check(uplinkd_easy_set_string(easy, CURLOPT_INTERFACE, "if!\(request.interface.value)"), "interface")
+        let family = request.family == .ipv4 ? CURL_IPRESOLVE_V4 : CURL_IPRESOLVE_V6
+        try check(uplinkd_easy_set_long(easy, CURLOPT_IPRESOLVE, Int(family)), "address family")
+        try check(uplinkd_easy_set_long(easy, CURLOPT_FOLLOWLOCATION, 0), "no redirects")
+        try check(uplinkd_easy_set_long(easy, CURLOPT_NOSIGNAL, 1), "no signals")
+        try check(uplinkd_easy_set_long(easy, CURLOPT_TIMEOUT_MS, settings.timeoutMilliseconds), "timeout")
+        try check(uplinkd_easy_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, settings.timeoutMilliseconds), "connect timeout")
+        try check(uplinkd_easy_set_long(easy, CURLOPT_FRESH_CONNECT, 1), "fresh connection")
+        try check(uplinkd_easy_set_long(easy, CURLOPT_FORBID_REUSE, 1), "no connection reuse")
+        // An empty proxy disables http_proxy and friends from the environment: a probe
+        // must see the uplink itself, not a proxy somewhere else.
+        try check(uplinkd_easy_set_string(easy, CURLOPT_PROXY, ""), "no proxy")
+        try check(uplinkd_easy_set_string(easy, CURLOPT_PROTOCOLS_STR, settings.httpsOnly ? "https" : "http,https"), "protocols")
+        try check(uplinkd_easy_set_string(easy, CURLOPT_USERAGENT, settings.userAgent), "user agent")
+        try check(uplinkd_easy_set_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "error buffer")
+
+        var headers: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Cache-Control: no-cache")
+        if let authorization = request.probe.authorization {
+            headers = curl_slist_append(headers, "Authorization: \(authorization)")
+        }
+        transfer.headers = headers
+        try check(uplinkd_easy_set_slist(easy, CURLOPT_HTTPHEADER, headers), "headers")
+        try check(uplinkd_easy_set_write_callback(easy, HTTPProber.writeTrampoline,
+                                                   Unmanaged.passUnretained(transfer).toOpaque()), "body callback")
+    }
+
+    // MARK: libcurl callbacks (non-capturing; `self` comes back from the user pointer)
+
+    private static let writeTrampoline: uplinkd_write_callback = { data, size, count, user in
+        let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+        return transfer.append(data, size * count)
+    }
+
+    private static let socketTrampoline: uplinkd_socket_callback = { _, socket, what, user, _ in
+        let prober = Unmanaged<HTTPProber>.fromOpaque(user!).takeUnretainedValue()
+        prober.socketChanged(socket, what: what)
+        return 0
+    }
+
+    private static let timerTrampoline: uplinkd_timer_callback = { _, timeoutMilliseconds, user in
+        let prober = Unmanaged<HTTPProber>.fromOpaque(user!).takeUnretainedValue()
+        prober.timerChanged(timeoutMilliseconds)
+        return 0
+    }
+
+    private func socketChanged(_ socket: Int32, what: Int32) {
+        var interest: EventLoop.Interest = []
+        switch what {
+        case Int32(CURL_POLL_IN): interest = .readable
+        case Int32(CURL_POLL_OUT): interest = .writable
+        case Int32(CURL_POLL_INOUT): interest = [.readable, .writable]
+        default:
+            watchedSockets.remove(socket)
+            loop.unwatch(socket)
+            return
+        }
+        do {
+            try loop.watch(socket, for: interest) { [weak self] readiness in
+                self?.socketReady(socket, readiness)
+            }
+            watchedSockets.insert(socket)
+        } catch {
+            // libcurl will time the transfer out; say why.
+            Log.warning("cannot watch probe socket: \(error)")
+        }
+    }
+
+    private func timerChanged(_ timeoutMilliseconds: Int) {
+        if let curlTimer { loop.cancel(curlTimer) }
+        curlTimer = nil
+        guard timeoutMilliseconds >= 0 else { return }
+        curlTimer = loop.schedule(afterMilliseconds: timeoutMilliseconds) { [weak self] in
+            guard let self else { return }
+            self.curlTimer = nil
+            self.act(on: CURL_SOCKET_TIMEOUT, flags: 0)
+        }
+    }
+
+    private func socketReady(_ socket: Int32, _ readiness: EventLoop.Readiness) {
+        var flags: Int32 = 0
+        if readiness.readable { flags |= Int32(CURL_CSELECT_IN) }
+        if readiness.writable { flags |= Int32(CURL_CSELECT_OUT) }
+        if readiness.failed { flags |= Int32(CURL_CSELECT_ERR) }
+        act(on: socket, flags: flags)
+    }
+
+    private func act(on socket: Int32, flags: Int32) {
+        var running: Int32 = 0
+        let code = curl_multi_socket_action(multi, socket, flags, &running)
+        if code != CURLM_OK {
+            Log.warning("\(CurlError(multi: code, "curl_multi_socket_action"))")
+        }
+        collectFinished()
+    }
+
+    private func collectFinished() {
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(multi, &queued) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            guard let transfer = transfers.removeValue(forKey: easy) else { continue }
+            curl_multi_remove_handle(multi, easy)
+            let result = transfer.result(code: code)
+            transfer.release()
+            transfer.completion(result)
+        }
+    }
+}
+
+/// One probe in flight: its easy handle, the body read so far, and who to tell.
+private final class Transfer {
+    let easy: UnsafeMutableRawPointer
+    let request: ProbeRequest
+    let bodyLimitBytes: Int
+    let completion: (ProbeResult) -> Void
+    let startNanoseconds = MonotonicClock.nowNanoseconds()
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+    var headers: UnsafeMutablePointer<curl_slist>?
+    var body: [UInt8] = []
+    var truncated = false
+    private var released = false
+
+    init(easy: UnsafeMutableRawPointer, request: ProbeRequest, bodyLimitBytes: Int,
+         completion: @escaping (ProbeResult) -> Void) {
+        self.easy = easy
+        self.request = request
+        self.bodyLimitBytes = bodyLimitBytes
+        self.completion = completion
+        errorBuffer.initialize(to: 0)
+    }
+
+    deinit { errorBuffer.deallocate() }
+
+    /// Frees the C resources; the object itself may live on for the completion.
+    func release() {
+        guard !released else { return }
+        released = true
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headers)
+        headers = nil
+    }
+
+    /// Keeps at most `bodyLimitBytes`; returning less than offered makes libcurl abort
+    /// the transfer with CURLE_WRITE_ERROR, which is how the read stays bounded.
+    func append(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+        guard let data, count > 0 else { return count }
+        let room = bodyLimitBytes - body.count
+        let taken = min(room, count)
+        data.withMemoryRebound(to: UInt8.self, capacity: count) { bytes in
+            body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: taken))
+        }
+        if taken < count { truncated = true }
+        return taken
+    }
+
+    func result(code: CURLcode) -> ProbeResult {
+        let elapsed = Int((MonotonicClock.nowNanoseconds() - startNanoseconds) / 1_000_000)
+        return ProbeResult(request: request, outcome: outcome(code: code), elapsedMilliseconds: elapsed,
+                           bytes: bytesOnTheWire())
+    }
+
+    private func outcome(code: CURLcode) -> ProbeOutcome {
+        if code == CURLE_OK || (code == CURLE_WRITE_ERROR && truncated) {
+            var status = 0
+            _ = uplinkd_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            if status > 0 {
+                var location: UnsafeMutablePointer<CChar>?
+                _ = uplinkd_easy_get_string(easy, CURLINFO_REDIRECT_URL, &location)
+                return .response(ProbeResponse(status: status, location: location.map { String(cString: $0) },
+                                               body: body, bodyTruncated: truncated))
+            }
+        }
+        return .failure(failure(code: code))
+    }
+
+    /// libcurl codes (and the socket errno behind a failed connect) turned into the
+    /// few failures a verdict cares about, right here at the edge.
+    private func failure(code: CURLcode) -> TransportFailure {
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return .dnsFailed
+        case CURLE_OPERATION_TIMEDOUT:
+            return .timeout
+        case CURLE_COULDNT_CONNECT:
+            var osErrno = 0
+            _ = uplinkd_easy_get_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+            switch Int32(osErrno) {
+            case ECONNREFUSED: return .refused
+            case ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL: return .unreachable
+            case ETIMEDOUT: return .timeout
+            default: return .other(code: Int(code.rawValue), message: detail(code))
+            }
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+             CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+             CURLE_SSL_INVALIDCERTSTATUS:
+            return .tls
+        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE:
+            return .reset
+        case CURLE_INTERFACE_FAILED:
+            return .bindFailed
+        default:
+            return .other(code: Int(code.rawValue), message: detail(code))
+        }
+    }
+
+    private func detail(_ code: CURLcode) -> String {
+        let buffered = String(cString: errorBuffer)
+        return buffered.isEmpty ? String(cString: curl_easy_strerror(code)) : buffered
+    }
+
+    private func bytesOnTheWire() -> Int {
+        var headerBytes = 0
+        var requestBytes = 0
+        var bodyBytes: curl_off_t = 0
+        _ = uplinkd_easy_get_long(easy, CURLINFO_HEADER_SIZE, &headerBytes)
+        _ = uplinkd_easy_get_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
+        _ = uplinkd_easy_get_offset(easy, CURLINFO_SIZE_DOWNLOAD_T, &bodyBytes)
+        return headerBytes + requestBytes + Int(bodyBytes)
+    }
+}

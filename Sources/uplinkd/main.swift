@@ -1,0 +1,64 @@
+import Glibc
+import UplinkCore
+
+/// Exit statuses beyond the per-verdict ones (sysexits.h values).
+enum ExitStatus {
+    static let usage: Int32 = 64
+    static let software: Int32 = 70
+    static let configuration: Int32 = 78
+}
+
+func printError(_ message: String) {
+    fputs("uplinkd: \(message)\n", stderr)
+}
+
+func usageFailure(_ message: String) -> Int32 {
+    printError(message)
+    fputs("Try 'uplinkd --help'.\n", stderr)
+    return ExitStatus.usage
+}
+
+let helpText = """
+usage: uplinkd check IFACE... [options]
+       uplinkd --version | --help
+
+Decides for each named interface whether it reaches the internet, probing over HTTP
+through that interface only (SO_BINDTODEVICE), without a running agent.
+
+check options:
+  --json                 one JSON object per interface, one per line
+  --config FILE          configuration file (default /etc/uplinkd/uplinkd.conf if it
+                         exists, else built-in defaults); FILE must exist
+  --timeout SECONDS      time limit of each probe (default 5; e.g. 2.5 or 500ms)
+  --threshold PERCENT    share of probes that must validate for online (default 50)
+  --url URL              probe URL; repeat for several. Replaces the configured probes.
+                         Options that follow apply to the last --url:
+    --expect-status N      expected HTTP status (default 204, or 200 with a body check)
+    --expect-body TEXT     body equals TEXT (surrounding whitespace ignored)
+    --expect-contains TEXT body contains TEXT
+    --expect-regex REGEX   body matches REGEX
+    --validator "PATH ARG..."  external validator: body on stdin, exit 0 = valid
+  --verbose, -v          log what is being done on stderr
+
+exit status (one interface): 0 online, 1 captive, 2 limited, 3 down or no such
+interface; several interfaces: the highest of theirs. 64 usage error,
+78 configuration error, 70 internal error.
+"""
+
+let arguments = CommandLine.arguments.dropFirst()
+let status: Int32
+switch arguments.first {
+case "check":
+    status = CheckCommand.run(arguments.dropFirst())
+case "--version", "version":
+    print("uplinkd \(UplinkVersion.string)")
+    status = 0
+case "--help", "-h", "help":
+    print(helpText)
+    status = 0
+case nil:
+    status = usageFailure("missing command")
+case let other?:
+    status = usageFailure("unknown command '\(other.printableEscaped)'")
+}
+exit(status)

@@ -1,0 +1,81 @@
+"""Shared fixtures for the uplinkd network-namespace integration tests."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lab as labmod  # noqa: E402
+
+uplinkd_path = labmod.uplinkd_path
+
+
+_reason_cache = []
+
+
+def netns_unavailable_reason():
+    if not _reason_cache:
+        _reason_cache.append(labmod.unavailable_reason())
+    return _reason_cache[0]
+
+
+def pytest_report_header(config):
+    reason = netns_unavailable_reason()
+    binary = uplinkd_path()
+    lines = [f"uplinkd binary: {binary} ({'present' if binary.is_file() else 'MISSING: run swift build'})",
+             "netns lab: " + ("available" if reason is None else f"UNAVAILABLE, tests will be skipped: {reason}")]
+    if Path("/etc/uplinkd/uplinkd.conf").exists():
+        lines.append("WARNING: /etc/uplinkd/uplinkd.conf exists; tests assume built-in defaults")
+    return lines
+
+
+@pytest.fixture(scope="session")
+def netns_ok():
+    reason = netns_unavailable_reason()
+    if reason is not None:
+        print(f"\nSKIPPING uplinkd netns tests: {reason}", file=sys.stderr)
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def lab(netns_ok):
+    """One lab shared by the non-destructive tests of a module."""
+    with labmod.Lab() as lb:
+        yield lb
+
+
+@pytest.fixture
+def fresh_lab(netns_ok):
+    """A private lab for tests that break links, addresses or routes."""
+    with labmod.Lab() as lb:
+        yield lb
+
+
+@pytest.fixture
+def serve():
+    """serve(lab, role, mode, log=None) -> LabServer; all stopped at teardown."""
+    started = []
+
+    def start(lb, role, mode, log=None):
+        srv = lb.serve(role, mode, log)
+        started.append((lb, srv))
+        return srv
+
+    yield start
+    for lb, srv in reversed(started):
+        lb.stop_server(srv)
+
+
+@pytest.fixture
+def blackhole():
+    """blackhole(lab, role='dead'): drop everything to 203.0.113.80; undone at teardown."""
+    done = []
+
+    def apply(lb, role="dead"):
+        lb.blackhole(role)
+        done.append((lb, role))
+
+    yield apply
+    for lb, role in reversed(done):
+        lb.unblackhole(role)

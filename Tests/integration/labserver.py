@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Fake upstream HTTP server for the uplinkd netns lab (stdlib only).
+
+Runs inside an upstream namespace (ip netns exec NS python3 labserver.py ...),
+bound to the lab "internet" address 203.0.113.80:80. Prints "ready" on stdout
+once the socket is listening. Modes:
+
+  internet       /generate_204 -> 204, /hotspot-detect.html -> Success page,
+                 /success.txt -> "success\\n", anything else -> 404
+  portal-302     every path -> 302 to http://203.0.113.80/login?orig=1; /login -> 200
+  portal-200     every path -> 200 login page with a WISPr XML block
+  portal-meta    every path -> 200 login page with a meta refresh
+  portal-511     every path -> 511 with a meta refresh (RFC 6585 example)
+  proxy-garbage  every path -> 200 "OK"
+  proxy-5xx      every path -> 502
+"""
+
+import argparse
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+BASE = "http://203.0.113.80"
+
+SUCCESS_HTML = b"<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>"
+
+LOGIN_HTML = (b"<!DOCTYPE html>\n<html><head><title>Lab Hotspot Login</title></head>\n"
+              b"<body><h1>Welcome to the lab hotspot</h1>\n"
+              b"<form method=\"post\" action=\"/login\"><input name=\"user\">"
+              b"<input type=\"password\" name=\"pass\"><button>Log in</button></form>\n"
+              b"</body></html>\n")
+
+WISPR_BLOCK = (
+    '<!--<?xml version="1.0" encoding="UTF-8"?><WISPAccessGatewayParam '
+    'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
+    'xsi:noNamespaceSchemaLocation="http://www.acmewisp.com/WISPAccessGatewayParam.xsd">'
+    '<Redirect><AccessProcedure>1.0</AccessProcedure><AccessLocation>lab</AccessLocation>'
+    '<LocationName>lab</LocationName><LoginURL>' + BASE + '/wispr/login?res=1</LoginURL>'
+    '<MessageType>100</MessageType><ResponseCode>0</ResponseCode></Redirect>'
+    '</WISPAccessGatewayParam>-->')
+
+WISPR_HTML = ("<!DOCTYPE html>\n<html><head><title>Lab Hotspot</title>\n"
+              "<meta charset=\"utf-8\"></head>\n<body>\n" + WISPR_BLOCK + "\n"
+              "<h1>Lab hotspot</h1>\n<p>Please log in to use the internet. By using this "
+              "service you accept the terms of use of the lab network.</p>\n"
+              "<form method=\"post\" action=\"/wispr/login?res=1\"><input name=\"user\">"
+              "<input type=\"password\" name=\"pass\"><button>Log in</button></form>\n"
+              "</body></html>\n").encode()
+
+META_HTML = ("<!DOCTYPE html>\n<html><head><title>Lab Hotspot</title>\n"
+             "<meta http-equiv=\"refresh\" content=\"0; url=" + BASE + "/portal/welcome\">\n"
+             "</head><body><p>Redirecting to the <a href=\"" + BASE + "/portal/welcome\">"
+             "lab hotspot login page</a>. Please log in to use the internet.</p>\n"
+             "<p>If you are not redirected automatically, follow the link above.</p>\n"
+             "</body></html>\n").encode()
+
+NETAUTH_HTML = ("<html>\n<head>\n<title>Network Authentication Required</title>\n"
+                "<meta http-equiv=\"refresh\" content=\"0; url=" + BASE + "/portal/511login\">\n"
+                "</head>\n<body>\n<p>You need to <a href=\"" + BASE + "/portal/511login\">"
+                "authenticate with the local network</a> in order to gain access.</p>\n"
+                "</body>\n</html>\n").encode()
+
+HTML = [("Content-Type", "text/html; charset=utf-8")]
+TEXT = [("Content-Type", "text/plain; charset=utf-8")]
+
+
+def internet(path):
+    if path == "/generate_204":
+        return 204, [], b""
+    if path == "/hotspot-detect.html":
+        return 200, HTML, SUCCESS_HTML
+    if path == "/success.txt":
+        return 200, TEXT, b"success\n"
+    return 404, TEXT, b"not found\n"
+
+
+def portal_302(path):
+    if path == "/login":
+        return 200, HTML, LOGIN_HTML
+    loc = BASE + "/login?orig=1"
+    body = ('<html><body>Moved: <a href="' + loc + '">login</a></body></html>\n').encode()
+    return 302, [("Location", loc)] + HTML, body
+
+
+MODES = {
+    "internet": internet,
+    "portal-302": portal_302,
+    "portal-200": lambda path: (200, HTML, WISPR_HTML),
+    "portal-meta": lambda path: (200, HTML, META_HTML),
+    "portal-511": lambda path: (511, HTML, NETAUTH_HTML),
+    "proxy-garbage": lambda path: (200, TEXT, b"OK"),
+    "proxy-5xx": lambda path: (502, TEXT, b"Bad Gateway\n"),
+}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "labserver/1"
+    sys_version = ""
+
+    def log_message(self, fmt, *args):  # keep stderr quiet; it is a diagnostics file
+        pass
+
+    def do_GET(self):
+        self._respond(send_body=True)
+
+    def do_HEAD(self):
+        self._respond(send_body=False)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        self._respond(send_body=True)
+
+    def _respond(self, send_body):
+        self.server.record(self.client_address[0], self.path)
+        status, headers, body = MODES[self.server.mode](urlsplit(self.path).path)
+        self.send_response(status)
+        for key, value in headers:
+            self.send_header(key, value)
+        if status != 204 and status >= 200:
+            self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if send_body and body and status != 204:
+            self.wfile.write(body)
+
+
+class LabHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, addr, mode, log_path):
+        super().__init__(addr, Handler)
+        self.mode = mode
+        self._lock = threading.Lock()
+        self._log = open(log_path, "a", buffering=1) if log_path else None
+
+    def record(self, client, path):
+        if self._log is None:
+            return
+        with self._lock:
+            self._log.write(f"{client} {path}\n")
+            self._log.flush()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mode", required=True, choices=sorted(MODES))
+    ap.add_argument("--bind", default="203.0.113.80")
+    ap.add_argument("--port", type=int, default=80)
+    ap.add_argument("--log", help="append 'CLIENT_IP PATH' per request to this file")
+    args = ap.parse_args()
+    server = LabHTTPServer((args.bind, args.port), args.mode, args.log)
+    print("ready", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
