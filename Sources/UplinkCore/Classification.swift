@@ -56,7 +56,7 @@ public enum Classifier {
             if hint != nil || PortalHints.looksLikeHTML(text) {
                 return .portal(reason: "body-mismatch", portalURL: hint ?? probe.url.description)
             }
-            if response.body.count <= tinyBodyBytes {
+            if probe.expectation.expectsEmptyBody && response.body.count <= tinyBodyBytes {
                 return .broken(reason: "bad-proxy")
             }
             return .portal(reason: "body-mismatch", portalURL: probe.url.description)
@@ -122,7 +122,7 @@ public enum PortalHints {
             let quote = tag[index]
             let quoted = quote == "\"" || quote == "'"
             if quoted { index = tag.index(after: index) }
-            let valueEnd = tag[index...].firstIndex(where: { quoted ? $0 == quote : ($0 == " " || $0 == "/") }) ?? tag.endIndex
+            let valueEnd = tag[index...].firstIndex(where: { quoted ? $0 == quote : ($0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r\n") }) ?? tag.endIndex
             let startOffset = lowered.utf8.distance(from: lowered.startIndex, to: index)
             let endOffset = lowered.utf8.distance(from: lowered.startIndex, to: valueEnd)
             let value = String(decoding: original[startOffset..<endOffset], as: UTF8.self)

@@ -41,7 +41,7 @@ public struct ConfigurationParser {
         }
 
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             lineNumber += 1
             var line = Substring(rawLine)
             if line.last == "\r" { line = line.dropLast() }
@@ -226,6 +226,11 @@ public struct ProbeDraft: Sendable {
         case "expect-status":
             guard let code = Int(value), (100...599).contains(code) else {
                 throw ValueError("expected an HTTP status between 100 and 599, got '\(value.printableEscaped)'")
+            }
+            // Redirects and 511 are classified as portal evidence before validation, so
+            // expecting one could never succeed.
+            if (300...399).contains(code) || code == 511 {
+                throw ValueError("\(code) is captive-portal evidence and cannot be the expected answer")
             }
             status = code
         case "expect-body":

@@ -136,7 +136,8 @@ public struct ProbeURLError: Error, Sendable, CustomStringConvertible {
 extension StringProtocol {
     /// The text without leading and trailing spaces, tabs, CR and LF.
     public var trimmingWhitespace: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        // "\r\n" is a single Character in Swift, equal to neither "\r" nor "\n".
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
         guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
         let last = lastIndex(where: { !isSpace($0) })!
         return String(self[first...last])

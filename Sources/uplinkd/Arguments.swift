@@ -10,6 +10,7 @@ struct UsageError: Error {
 struct CheckArguments {
     var interfaces: [InterfaceName] = []
     var json = false
+    var helpRequested = false
     var verbose = false
     var configPath: String?
     var timeoutMilliseconds: Int?
@@ -63,6 +64,8 @@ extension CheckArguments {
 
         while let (option, inline) = reader.next() {
             switch option {
+            case "--help", "-h":
+                result.helpRequested = true
             case "--json":
                 result.json = true
             case "--verbose", "-v":
@@ -99,6 +102,7 @@ extension CheckArguments {
             }
         }
         try finishProbe()
+        if result.helpRequested { return result }
         if result.interfaces.isEmpty { throw UsageError("check needs at least one interface name") }
         return result
     }

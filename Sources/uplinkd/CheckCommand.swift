@@ -11,6 +11,10 @@ enum CheckCommand {
         } catch {
             return usageFailure(error.message)
         }
+        if parsed.helpRequested {
+            print(helpText)
+            return 0
+        }
         if parsed.verbose { Log.threshold = .info }
 
         var configuration: Configuration

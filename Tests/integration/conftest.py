@@ -1,5 +1,6 @@
 """Shared fixtures for the uplinkd network-namespace integration tests."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -34,6 +35,9 @@ def pytest_report_header(config):
 def netns_ok():
     reason = netns_unavailable_reason()
     if reason is not None:
+        if os.environ.get("UPLINKD_REQUIRE_LAB"):
+            # CI runs as root: there a missing lab is a failure, never a quiet skip.
+            pytest.fail(f"UPLINKD_REQUIRE_LAB is set but the netns lab is unavailable: {reason}")
         print(f"\nSKIPPING uplinkd netns tests: {reason}", file=sys.stderr)
         pytest.skip(reason)
 
