@@ -26,7 +26,7 @@ kib() { awk -v b="$1" 'BEGIN { printf "%.0f KiB", b / 1024 }'; }
 
 # Sum of symbol sizes whose (mangled) names belong to a module.
 module_bytes() {
-    nm -S --size-sort "$binary" 2>/dev/null | awk -v pattern="$1" '$4 ~ pattern { sum += strtonum("0x" $2) } END { print sum + 0 }'
+    nm -S -t d --size-sort "$binary" 2>/dev/null | awk -v pattern="$1" '$4 ~ pattern { sum += $2 } END { print sum + 0 }'
 }
 
 printf '%-46s %s\n' "stripped release binary" "$(kib "$(size_of "$stripped")")"

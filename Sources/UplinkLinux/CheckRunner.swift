@@ -50,15 +50,20 @@ public final class CheckRunner {
         let settings = ProbeSettings(configuration: configuration)
         let probes = configuration.probes
         var plans: [(name: InterfaceName, link: LinkEvaluator.Result)] = []
-        var results: [ProbeResult] = []
+        // Results are kept in request order, not completion order: the first portal in
+        // probe order names the portal URL, and the output must not depend on timing.
+        var slots: [ProbeResult?] = []
         var finishedAt: [String: Int] = [:]
         for name in interfaces {
             let link = LinkEvaluator.evaluate(snapshot.facts(for: name))
             plans.append((name, link))
+            finishedAt[name.value] = MonotonicClock.nowMilliseconds()
             for request in CheckPlanner.requests(for: name, link: link, probes: probes) {
+                let slot = slots.count
+                slots.append(nil)
                 do {
                     try prober.start(request, settings: settings) { result in
-                        results.append(result)
+                        slots[slot] = result
                         finishedAt[result.request.interface.value] = MonotonicClock.nowMilliseconds()
                     }
                 } catch {
@@ -72,6 +77,8 @@ public final class CheckRunner {
             throw .system(error)
         }
 
+        // The loop only returns once nothing is in flight, so every slot is filled.
+        var results = slots.compactMap { $0 }
         let validator = ValidatorRunner(timeoutMilliseconds: configuration.validatorTimeoutMilliseconds)
         for index in results.indices {
             guard let command = results[index].request.probe.expectation.validator,
@@ -85,7 +92,7 @@ public final class CheckRunner {
 
         return plans.map { plan in
             let kind = kindReader.kind(of: plan.name, configured: configuration.interfaceKinds[plan.name.value])
-            let elapsed = (finishedAt[plan.name.value] ?? MonotonicClock.nowMilliseconds()) - start
+            let elapsed = finishedAt[plan.name.value, default: start] - start
             return CheckPlanner.report(interface: plan.name, kind: kind, link: plan.link, results: results,
                                        thresholdPercent: configuration.successThresholdPercent,
                                        elapsedMilliseconds: elapsed)

@@ -57,6 +57,10 @@ def main() -> int:
 
         check_one = gw([binary, "check", "eth0", "--url", URL])
         curl_one = gw(["curl", "-s", "-o", "/dev/null", "--interface", "eth0", URL])
+        rss_one = [timed(check_one)[1] for _ in range(5)]
+        rss_curl = [timed(curl_one)[1] for _ in range(5)]
+        print(f"peak RSS, one URL through eth0: uplinkd check {statistics.median(rss_one):.0f} KiB, "
+              f"curl --interface {statistics.median(rss_curl):.0f} KiB (medians of 5)")
         check_times, curl_times = [], []
         for _ in range(args.runs):
             wall, _, status = timed(check_one)
