@@ -17,6 +17,10 @@ public struct Configuration: Sendable, Equatable {
     public var customProbes: [ProbeSpec] = []
     /// Kinds set in `[interface NAME]` sections; they override detection.
     public var interfaceKinds: [String: InterfaceKind] = [:]
+    /// Which interfaces are uplinks (`[uplinks] interfaces`).
+    public var uplinkSelection: UplinkSelection = .automatic
+    /// Receive buffer of the netlink socket; sized for bursts of link changes.
+    public var netlinkReceiveBufferBytes = 1 << 20
 
     public init() {}
 

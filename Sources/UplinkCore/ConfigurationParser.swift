@@ -21,6 +21,8 @@ public struct ConfigurationParser {
 
     private enum Section {
         case check
+        case uplinks
+        case links
         case probe(name: String, line: Int, draft: ProbeDraft)
         case interface(name: String)
     }
@@ -63,6 +65,10 @@ public struct ConfigurationParser {
                 switch (words.first, words.count) {
                 case ("check", 1):
                     section = .check
+                case ("uplinks", 1):
+                    section = .uplinks
+                case ("links", 1):
+                    section = .links
                 case ("probe", 2):
                     guard ConfigurationParser.isValidProbeName(words[1]) else {
                         throw error(lineNumber, nil, "probe name '\(words[1].printableEscaped)' may use only letters, digits, '-', '_' and '.'")
@@ -74,7 +80,7 @@ public struct ConfigurationParser {
                     }
                     section = .interface(name: words[1])
                 default:
-                    throw error(lineNumber, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [probe NAME] or [interface NAME]")
+                    throw error(lineNumber, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [uplinks], [links], [probe NAME] or [interface NAME]")
                 }
                 continue
             }
@@ -112,6 +118,24 @@ public struct ConfigurationParser {
                     throw self.error(lineNumber, key, error.message)
                 }
                 section = .probe(name: name, line: line, draft: draft)
+            case .uplinks:
+                guard key == "interfaces" else {
+                    throw error(lineNumber, key, "unknown key in [uplinks]; expected: interfaces")
+                }
+                do {
+                    configuration.uplinkSelection = try ValueParser.uplinkSelection(value)
+                } catch {
+                    throw self.error(lineNumber, key, error.message)
+                }
+            case .links:
+                guard key == "receive-buffer" else {
+                    throw error(lineNumber, key, "unknown key in [links]; expected: receive-buffer")
+                }
+                do {
+                    configuration.netlinkReceiveBufferBytes = try ValueParser.byteCount(value, range: 4_096...(64 << 20))
+                } catch {
+                    throw self.error(lineNumber, key, error.message)
+                }
             case .interface(let name):
                 guard key == "kind" else {
                     throw error(lineNumber, key, "unknown key in [interface \(name)]; expected: kind")
@@ -303,19 +327,30 @@ public enum ValueParser {
         return value
     }
 
-    /// "4096", "4KiB".
+    /// "4096", "4KiB", "1MiB".
     public static func byteCount(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
         var number = text
         var scale = 1
-        if text.hasSuffix("KiB") {
+        for (suffix, multiplier) in [("KiB", 1 << 10), ("MiB", 1 << 20)] where text.hasSuffix(suffix) {
             number = String(text.dropLast(3)).trimmingWhitespace
-            scale = 1_024
+            scale = multiplier
         }
         let bytes = Int(number).map { $0.multipliedReportingOverflow(by: scale) }
         guard let bytes, !bytes.overflow, range.contains(bytes.partialValue) else {
             throw ValueError("expected a size from \(range.lowerBound) to \(range.upperBound) bytes (e.g. 4096 or 4KiB), got '\(text.printableEscaped)'")
         }
         return bytes.partialValue
+    }
+
+    /// "auto", or interface names separated by spaces or commas.
+    public static func uplinkSelection(_ text: String) throws(ValueError) -> UplinkSelection {
+        if text == "auto" { return .automatic }
+        let names = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
+        guard !names.isEmpty else { throw ValueError("expected 'auto' or a list of interface names") }
+        for name in names {
+            if let problem = InterfaceName.problem(with: name) { throw ValueError(problem) }
+        }
+        return .listed(names)
     }
 
     public static func boolean(_ text: String) throws(ValueError) -> Bool {

@@ -1,11 +1,14 @@
 /// An address on an interface, as the kernel reports it.
-public struct InterfaceAddress: Sendable, Equatable {
+public struct InterfaceAddress: Sendable, Hashable {
     public var address: IPAddress
     public var prefixLength: Int
+    /// The kernel's scope: "global", "site", "link", "host", or a number.
+    public var scope: String
 
-    public init(address: IPAddress, prefixLength: Int) {
+    public init(address: IPAddress, prefixLength: Int, scope: String = "global") {
         self.address = address
         self.prefixLength = prefixLength
+        self.scope = scope
     }
 
     public var family: AddressFamily { address.family }
@@ -14,7 +17,7 @@ public struct InterfaceAddress: Sendable, Equatable {
 }
 
 /// A default route that leaves through an interface.
-public struct DefaultRoute: Sendable, Equatable {
+public struct DefaultRoute: Sendable, Hashable {
     public var family: AddressFamily
     public var gateway: IPAddress?
     public var metric: Int
@@ -37,15 +40,25 @@ public struct LinkFacts: Sendable, Equatable {
     public var carrier: Bool
     public var addresses: [InterfaceAddress]
     public var defaultRoutes: [DefaultRoute]
+    /// RFC 2863 operational state as the kernel names it ("up", "down", "dormant", ...).
+    public var operState: String
+    public var isLoopback: Bool
+    /// The rtnetlink link kind (IFLA_INFO_KIND: "veth", "bridge", "vlan", ...), nil for
+    /// plain hardware interfaces.
+    public var linkType: String?
 
     public init(name: InterfaceName, index: Int, adminUp: Bool, carrier: Bool,
-                addresses: [InterfaceAddress], defaultRoutes: [DefaultRoute]) {
+                addresses: [InterfaceAddress], defaultRoutes: [DefaultRoute],
+                operState: String = "unknown", isLoopback: Bool = false, linkType: String? = nil) {
         self.name = name
         self.index = index
         self.adminUp = adminUp
         self.carrier = carrier
         self.addresses = addresses
         self.defaultRoutes = defaultRoutes
+        self.operState = operState
+        self.isLoopback = isLoopback
+        self.linkType = linkType
     }
 }
 
@@ -57,6 +70,14 @@ public enum LinkEvaluator {
         case down(reason: String)
         /// Probe these families (each has a usable address and a default route).
         case probe([AddressFamily])
+
+        /// The link-level verdict: `down` with its reason, or `unknown` (needs a probe).
+        public var assessment: Assessment {
+            switch self {
+            case .down(let reason): return Assessment(.down, reason: reason)
+            case .probe: return Assessment(.unknown, reason: "needs-probe")
+            }
+        }
     }
 
     public static func evaluate(_ facts: LinkFacts?) -> Result {

@@ -20,6 +20,7 @@ func usageFailure(_ message: String) -> Int32 {
 
 let helpText = """
 usage: uplinkd check IFACE... [options]
+       uplinkd links [--json] [--all] [--watch] [--config FILE]
        uplinkd --version | --help
 
 Decides for each named interface whether it reaches the internet, probing over HTTP
@@ -40,7 +41,17 @@ check options:
     --validator "PATH ARG..."  external validator: body on stdin, exit 0 = valid
   --verbose, -v          log what is being done on stderr
 
-exit status (one interface): 0 online, 1 captive, 2 limited, 3 down or no such
+links options:
+  --json                 one JSON object per interface (and per event), one per line
+  --all                  every interface, not only uplinks (each marked "uplink")
+  --watch                after the list, print link events as the kernel reports them
+                         until TERM or INT: appeared, disappeared, renamed, admin-up,
+                         admin-down, carrier-up, carrier-down, address-added,
+                         address-removed, route-added, route-removed (default routes),
+                         resync (after a netlink overflow); each with the link verdict
+  --config FILE          as for check ([uplinks], [links], [interface NAME])
+
+check exit status (one interface): 0 online, 1 captive, 2 limited, 3 down or no such
 interface; several interfaces: the highest of theirs. 64 usage error,
 78 configuration error, 70 internal error.
 """
@@ -50,6 +61,8 @@ let status: Int32
 switch arguments.first {
 case "check":
     status = CheckCommand.run(arguments.dropFirst())
+case "links":
+    status = LinksCommand.run(arguments.dropFirst())
 case "--version", "version":
     print("uplinkd \(UplinkVersion.string)")
     status = 0

@@ -260,6 +260,30 @@ class Lab:
                                f"within {timeout}s: {self.link(iface, role)}")
             time.sleep(0.02)
 
+    def links(self, role: str = "gw") -> dict:
+        """{name: `ip -j link` object} of every interface in a namespace."""
+        return {l["ifname"]: l for l in json.loads(self.ip(role, "-j", "link", "show").stdout)}
+
+    def addresses(self, iface: str, role: str = "gw") -> list:
+        """The `addr_info` list of `ip -j addr show dev IFACE`."""
+        return json.loads(self.ip(role, "-j", "addr", "show", "dev", iface).stdout)[0]["addr_info"]
+
+    def ip_batch(self, role: str, commands):
+        """Run many ip commands in one `ip -n NS -batch -` process (a real burst)."""
+        return run(["ip", "-n", self.ns[role], "-batch", "-"],
+                   input="".join(f"{c}\n" for c in commands), timeout=120)
+
+    def wait_links(self, predicate, what: str, role: str = "gw", timeout: float = 10.0) -> dict:
+        """Poll (bounded) `ip -j link` until predicate(links()) is true; returns links()."""
+        deadline = time.monotonic() + timeout
+        while True:
+            links = self.links(role)
+            if predicate(links):
+                return links
+            if time.monotonic() >= deadline:
+                raise LabError(f"{role}: {what} not reached within {timeout}s")
+            time.sleep(0.02)
+
     def peer_of(self, iface: str):
         """(role, peer interface name) of the far end of a gw uplink."""
         u = UPLINK_BY_IFACE[iface]

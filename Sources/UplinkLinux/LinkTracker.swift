@@ -1,0 +1,134 @@
+import CNetlink
+import Glibc
+import UplinkCore
+
+/// Follows every interface live through libnl's cache manager (route/link, route/addr,
+/// route/route), driven by its socket from the event loop: readiness, never polling.
+///
+/// After each batch of notifications the caches are read back into `LinkFacts` and
+/// compared with the previous state, so the events always describe real differences.
+/// A receive-buffer overflow (ENOBUFS, which libnl reports as NLE_NOMEM) lost
+/// notifications: every cache is dumped again and the comparison tells what changed.
+///
+/// Ownership: the manager owns its caches; the tracker owns the manager and the sync
+/// socket. libnl's change callback gets an *unretained* pointer to the tracker, valid
+/// because the manager is freed in `deinit` before the tracker goes away.
+public final class LinkTracker {
+    /// Receives each batch of events; `resynced` is true after an overflow re-dump.
+    public typealias Handler = (_ events: [LinkEvent], _ resynced: Bool) -> Void
+
+    public private(set) var links: [Int: LinkFacts] = [:]
+    public private(set) var resyncCount = 0
+
+    private let loop: EventLoop
+    private let handler: Handler
+    private let eventSocket: NetlinkSocket
+    /// A second socket for re-dumps: the manager's own socket only listens.
+    private let syncSocket: NetlinkSocket
+    private var manager: OpaquePointer?
+    private var view: RouteCacheView!
+    private var descriptor: Int32 = -1
+    /// Set by the change callback; interface/address changes also make the kernel drop
+    /// routes without telling (IPv4 removes routes of a downed link silently).
+    private var linksOrAddressesChanged = false
+    private var anythingChanged = false
+
+    public init(loop: EventLoop, receiveBufferBytes: Int, handler: @escaping Handler) throws(NetlinkError) {
+        self.loop = loop
+        self.handler = handler
+        eventSocket = try NetlinkSocket(connect: false)
+        syncSocket = try NetlinkSocket()
+
+        var manager: OpaquePointer?
+        let allocated = nl_cache_mngr_alloc(eventSocket.pointer, NETLINK_ROUTE, NL_AUTO_PROVIDE, &manager)
+        guard allocated >= 0, let manager else { throw NetlinkError("creating the netlink cache manager", code: allocated) }
+        self.manager = manager
+
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        var caches: [OpaquePointer] = []
+        for name in ["route/link", "route/addr", "route/route"] {
+            var cache: OpaquePointer?
+            let added = nl_cache_mngr_add(manager, name, LinkTracker.changeTrampoline, user, &cache)
+            guard added >= 0, let cache else {
+                nl_cache_mngr_free(manager)
+                self.manager = nil
+                throw NetlinkError("following \(name)", code: added)
+            }
+            caches.append(cache)
+        }
+        view = RouteCacheView(links: caches[0], addresses: caches[1], routes: caches[2])
+        descriptor = nl_cache_mngr_get_fd(manager)
+        setReceiveBuffer(bytes: receiveBufferBytes)
+        links = view.allFacts()
+        do {
+            try loop.watch(descriptor, for: .readable) { [weak self] _ in self?.dataReady() }
+        } catch {
+            nl_cache_mngr_free(manager)
+            self.manager = nil
+            throw NetlinkError("watching the netlink socket: \(error)", code: NLE_FAILURE)
+        }
+    }
+
+    deinit {
+        if descriptor >= 0 { loop.unwatch(descriptor) }
+        if let manager { nl_cache_mngr_free(manager) }
+    }
+
+    /// SO_RCVBUFFORCE (root) lifts the rmem_max cap so a burst of notifications fits;
+    /// without the privilege fall back to SO_RCVBUF.
+    private func setReceiveBuffer(bytes: Int) {
+        var size = Int32(clamping: bytes)
+        let length = socklen_t(MemoryLayout<Int32>.size)
+        if setsockopt(descriptor, SOL_SOCKET, SO_RCVBUFFORCE, &size, length) != 0
+            && setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, length) != 0 {
+            Log.warning("cannot size the netlink receive buffer to \(bytes) bytes: \(SystemError("setsockopt"))")
+        }
+    }
+
+    private static let changeTrampoline: change_func_t = { cache, _, _, user in
+        let tracker = Unmanaged<LinkTracker>.fromOpaque(user!).takeUnretainedValue()
+        tracker.anythingChanged = true
+        if cache == tracker.view?.links || cache == tracker.view?.addresses {
+            tracker.linksOrAddressesChanged = true
+        }
+    }
+
+    private func dataReady() {
+        guard let manager else { return }
+        let result = nl_cache_mngr_data_ready(manager)
+        if result < 0 {
+            if -result == NLE_NOMEM {
+                resync()
+                return
+            }
+            Log.warning("\(NetlinkError("reading netlink notifications", code: result))")
+        }
+        guard anythingChanged else { return }
+        if linksOrAddressesChanged { refill(view.routes, "routes") }
+        publish(resynced: false)
+    }
+
+    /// Notifications were lost: dump everything again and compare.
+    private func resync() {
+        resyncCount += 1
+        Log.warning("netlink receive buffer overflowed (ENOBUFS); re-reading links, addresses and routes")
+        refill(view.links, "links")
+        refill(view.addresses, "addresses")
+        refill(view.routes, "routes")
+        publish(resynced: true)
+    }
+
+    private func refill(_ cache: OpaquePointer, _ what: String) {
+        let result = nl_cache_refill(syncSocket.pointer, cache)
+        if result < 0 { Log.warning("\(NetlinkError("re-reading \(what)", code: result))") }
+    }
+
+    private func publish(resynced: Bool) {
+        anythingChanged = false
+        linksOrAddressesChanged = false
+        let current = view.allFacts()
+        let events = LinkDiff.events(from: links, to: current)
+        links = current
+        if !events.isEmpty || resynced { handler(events, resynced) }
+    }
+}

@@ -1,0 +1,106 @@
+import CNetlink
+import Glibc
+import UplinkCore
+
+/// Reads libnl's link, address and route caches into `LinkFacts` keyed by interface
+/// index. It does not own the caches: a one-shot `NetlinkSnapshot` or the live
+/// `LinkTracker` does.
+struct RouteCacheView {
+    let links: OpaquePointer
+    let addresses: OpaquePointer
+    let routes: OpaquePointer
+
+    func allFacts() -> [Int: LinkFacts] {
+        var addressesByIndex: [Int32: [InterfaceAddress]] = [:]
+        RouteCacheView.forEach(addresses) { object in
+            guard let local = rtnl_addr_get_local(object), let address = RouteCacheView.ipAddress(local) else { return }
+            addressesByIndex[rtnl_addr_get_ifindex(object), default: []].append(
+                InterfaceAddress(address: address, prefixLength: Int(rtnl_addr_get_prefixlen(object)),
+                                 scope: RouteCacheView.scopeName(rtnl_addr_get_scope(object))))
+        }
+        var routesByIndex: [Int32: [DefaultRoute]] = [:]
+        RouteCacheView.forEach(routes) { route in
+            guard rtnl_route_get_type(route) == UInt8(RTN_UNICAST) else { return }
+            if let destination = rtnl_route_get_dst(route), nl_addr_get_prefixlen(destination) != 0 { return }
+            let family: AddressFamily
+            switch Int32(rtnl_route_get_family(route)) {
+            case AF_INET: family = .ipv4
+            case AF_INET6: family = .ipv6
+            default: return
+            }
+            for hop in 0..<rtnl_route_get_nnexthops(route) {
+                guard let nexthop = rtnl_route_nexthop_n(route, hop) else { continue }
+                let gateway = rtnl_route_nh_get_gateway(nexthop).flatMap(RouteCacheView.ipAddress)
+                routesByIndex[rtnl_route_nh_get_ifindex(nexthop), default: []].append(
+                    DefaultRoute(family: family, gateway: gateway, metric: Int(rtnl_route_get_priority(route)),
+                                 table: Int(rtnl_route_get_table(route))))
+            }
+        }
+        var result: [Int: LinkFacts] = [:]
+        RouteCacheView.forEach(links) { link in
+            guard let rawName = rtnl_link_get_name(link) else { return }
+            let text = String(cString: rawName)
+            guard let name = InterfaceName(text) else {
+                Log.info("ignoring interface with an unusual name '\(text.printableEscaped)'")
+                return
+            }
+            let index = rtnl_link_get_ifindex(link)
+            let flags = rtnl_link_get_flags(link)
+            result[Int(index)] = LinkFacts(
+                name: name,
+                index: Int(index),
+                adminUp: flags & UInt32(IFF_UP.rawValue) != 0,
+                carrier: flags & UInt32(IFF_LOWER_UP.rawValue) != 0,
+                addresses: addressesByIndex[index] ?? [],
+                defaultRoutes: routesByIndex[index] ?? [],
+                operState: RouteCacheView.operStateName(rtnl_link_get_operstate(link)),
+                isLoopback: flags & UInt32(IFF_LOOPBACK.rawValue) != 0,
+                linkType: rtnl_link_get_type(link).map { String(cString: $0) }
+            )
+        }
+        return result
+    }
+
+    static func forEach(_ cache: OpaquePointer, _ body: (OpaquePointer) -> Void) {
+        var object = nl_cache_get_first(cache)
+        while let current = object {
+            body(current)
+            object = nl_cache_get_next(current)
+        }
+    }
+
+    static func ipAddress(_ address: OpaquePointer) -> IPAddress? {
+        let length = Int(nl_addr_get_len(address))
+        guard let raw = nl_addr_get_binary_addr(address) else { return nil }
+        let bytes = Array(UnsafeRawBufferPointer(start: raw, count: length))
+        switch nl_addr_get_family(address) {
+        case AF_INET: return IPAddress(family: .ipv4, bytes: bytes)
+        case AF_INET6: return IPAddress(family: .ipv6, bytes: bytes)
+        default: return nil
+        }
+    }
+
+    /// Names as `ip address` prints them.
+    static func scopeName(_ scope: Int32) -> String {
+        switch scope {
+        case 0: return "global"
+        case 200: return "site"
+        case 253: return "link"
+        case 254: return "host"
+        default: return String(scope)
+        }
+    }
+
+    /// RFC 2863 operational states (IF_OPER_*), as `ip link` prints them, lower case.
+    static func operStateName(_ state: UInt8) -> String {
+        switch state {
+        case 1: return "notpresent"
+        case 2: return "down"
+        case 3: return "lowerlayerdown"
+        case 4: return "testing"
+        case 5: return "dormant"
+        case 6: return "up"
+        default: return "unknown"
+        }
+    }
+}
