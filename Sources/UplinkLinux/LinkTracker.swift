@@ -14,8 +14,9 @@ import UplinkCore
 /// socket. libnl's change callback gets an *unretained* pointer to the tracker, valid
 /// because the manager is freed in `deinit` before the tracker goes away.
 public final class LinkTracker {
-    /// Receives each batch of events; `resynced` is true after an overflow re-dump.
-    public typealias Handler = (_ events: [LinkEvent], _ resynced: Bool) -> Void
+    /// Receives each batch of events, `resynced` true after an overflow re-dump, and
+    /// the state after the batch.
+    public typealias Handler = (_ events: [LinkEvent], _ resynced: Bool, _ links: [Int: LinkFacts]) -> Void
 
     public private(set) var links: [Int: LinkFacts] = [:]
     public private(set) var resyncCount = 0
@@ -109,13 +110,30 @@ public final class LinkTracker {
     }
 
     /// Notifications were lost: dump everything again and compare.
+    ///
+    /// The queue is emptied first. While it is full the kernel marks the socket
+    /// congested and drops further notifications without another ENOBUFS, so only a
+    /// dump taken after the queue is empty is sure to be newer than everything lost.
     private func resync() {
         resyncCount += 1
         Log.warning("netlink receive buffer overflowed (ENOBUFS); re-reading links, addresses and routes")
+        drainQueuedNotifications()
         refill(view.links, "links")
         refill(view.addresses, "addresses")
         refill(view.routes, "routes")
         publish(resynced: true)
+    }
+
+    private func drainQueuedNotifications() {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count > 0 { continue }
+            // ENOBUFS can be reported again while draining; anything but data or EINTR
+            // (EAGAIN above all) means the queue is empty.
+            if count < 0 && (errno == EINTR || errno == ENOBUFS) { continue }
+            return
+        }
     }
 
     private func refill(_ cache: OpaquePointer, _ what: String) {
@@ -129,6 +147,6 @@ public final class LinkTracker {
         let current = view.allFacts()
         let events = LinkDiff.events(from: links, to: current)
         links = current
-        if !events.isEmpty || resynced { handler(events, resynced) }
+        if !events.isEmpty || resynced { handler(events, resynced, current) }
     }
 }

@@ -57,8 +57,8 @@ enum LinksCommand {
             let loop = try EventLoop()
             let signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT]) { _ in loop.stop() }
             let tracker = try LinkTracker(loop: loop, receiveBufferBytes: configuration.netlinkReceiveBufferBytes) {
-                events, resynced in
-                printer.printEvents(events, resynced: resynced)
+                events, resynced, links in
+                printer.printEvents(events, resynced: resynced, current: links)
             }
             printer.printAll(tracker.links)
             printer.emit(JSONValue.object([("event", .string("ready"))]).serialized(), human: "-- watching for link events")
@@ -74,11 +74,21 @@ enum LinksCommand {
 
 /// Prints interfaces and events in the chosen format, flushed line by line so a reader
 /// of a pipe sees each event as it happens.
-struct LinkPrinter {
+final class LinkPrinter {
     let configuration: Configuration
     let json: Bool
     let all: Bool
     let kindReader = SysfsKindReader()
+    /// Indices of the interfaces that were uplinks after the last batch: an event is
+    /// shown when its interface was an uplink before it *or* is one after it, so losing
+    /// the default route (which ends "uplink" status in automatic mode) is still told.
+    private var uplinkIndices: Set<Int> = []
+
+    init(configuration: Configuration, json: Bool, all: Bool) {
+        self.configuration = configuration
+        self.json = json
+        self.all = all
+    }
 
     func kind(of facts: LinkFacts) -> InterfaceKind {
         kindReader.kind(of: facts.name, configured: configuration.interfaceKinds[facts.name.value])
@@ -92,13 +102,14 @@ struct LinkPrinter {
         for facts in links.values.sorted(by: { $0.index < $1.index }) {
             let kind = kind(of: facts)
             let uplink = isUplink(facts, kind: kind)
+            if uplink { uplinkIndices.insert(facts.index) }
             guard uplink || all else { continue }
             emit(LinkReport.json(facts, kind: kind, isUplink: uplink).serialized(),
                  human: LinkReport.humanLine(facts, kind: kind, isUplink: uplink))
         }
     }
 
-    func printEvents(_ events: [LinkEvent], resynced: Bool) {
+    func printEvents(_ events: [LinkEvent], resynced: Bool, current: [Int: LinkFacts]) {
         if resynced {
             emit(JSONValue.object([("event", .string("resync"))]).serialized(),
                  human: "-- netlink overflow: re-read everything; changes found follow")
@@ -107,9 +118,10 @@ struct LinkPrinter {
             let facts = event.facts
             let kind = kind(of: facts)
             // A vanished interface has no sysfs entry left; judge it by its last facts.
-            guard all || isUplink(facts, kind: kind) else { continue }
+            guard all || uplinkIndices.contains(facts.index) || isUplink(facts, kind: kind) else { continue }
             emit(LinkReport.json(event, kind: kind).serialized(), human: LinkReport.humanLine(event))
         }
+        uplinkIndices = Set(current.values.filter { isUplink($0, kind: kind(of: $0)) }.map(\.index))
     }
 
     func emit(_ jsonLine: String, human: String) {
