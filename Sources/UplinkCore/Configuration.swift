@@ -21,6 +21,18 @@ public struct Configuration: Sendable, Equatable {
     public var uplinkSelection: UplinkSelection = .automatic
     /// Receive buffer of the netlink socket; sized for bursts of link changes.
     public var netlinkReceiveBufferBytes = 1 << 20
+    /// The agent's scheduling, hysteresis, primary selection, paths (`[agent]`).
+    public var agent = AgentPolicy()
+    /// Daily probe byte budgets set in `[interface NAME]` sections.
+    public var interfaceBudgets: [String: Int] = [:]
+
+    /// Per-interface settings for the agent core.
+    public var interfaceSettings: [String: InterfaceSettings] {
+        var settings: [String: InterfaceSettings] = [:]
+        for (name, kind) in interfaceKinds { settings[name, default: InterfaceSettings()].kind = kind }
+        for (name, bytes) in interfaceBudgets { settings[name, default: InterfaceSettings()].dailyBudgetBytes = bytes }
+        return settings
+    }
 
     public init() {}
 

@@ -23,6 +23,7 @@ public struct ConfigurationParser {
         case check
         case uplinks
         case links
+        case agent
         case probe(name: String, line: Int, draft: ProbeDraft)
         case interface(name: String)
     }
@@ -69,6 +70,8 @@ public struct ConfigurationParser {
                     section = .uplinks
                 case ("links", 1):
                     section = .links
+                case ("agent", 1):
+                    section = .agent
                 case ("probe", 2):
                     guard ConfigurationParser.isValidProbeName(words[1]) else {
                         throw error(lineNumber, nil, "probe name '\(words[1].printableEscaped)' may use only letters, digits, '-', '_' and '.'")
@@ -80,7 +83,7 @@ public struct ConfigurationParser {
                     }
                     section = .interface(name: words[1])
                 default:
-                    throw error(lineNumber, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [uplinks], [links], [probe NAME] or [interface NAME]")
+                    throw error(lineNumber, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [agent], [uplinks], [links], [probe NAME] or [interface NAME]")
                 }
                 continue
             }
@@ -136,14 +139,28 @@ public struct ConfigurationParser {
                 } catch {
                     throw self.error(lineNumber, key, error.message)
                 }
+            case .agent:
+                do {
+                    try ConfigurationParser.applyAgentKey(key, value, to: &configuration.agent)
+                } catch {
+                    throw self.error(lineNumber, key, error.message)
+                }
             case .interface(let name):
-                guard key == "kind" else {
-                    throw error(lineNumber, key, "unknown key in [interface \(name)]; expected: kind")
+                switch key {
+                case "kind":
+                    guard let kind = InterfaceKind(rawValue: value) else {
+                        throw error(lineNumber, key, "expected one of ethernet, wifi, wwan, other; got '\(value.printableEscaped)'")
+                    }
+                    configuration.interfaceKinds[name] = kind
+                case "daily-budget":
+                    do {
+                        configuration.interfaceBudgets[name] = try ValueParser.optionalBudget(value)
+                    } catch {
+                        throw self.error(lineNumber, key, error.message)
+                    }
+                default:
+                    throw error(lineNumber, key, "unknown key in [interface \(name)]; expected: kind, daily-budget")
                 }
-                guard let kind = InterfaceKind(rawValue: value) else {
-                    throw error(lineNumber, key, "expected one of ethernet, wifi, wwan, other; got '\(value.printableEscaped)'")
-                }
-                configuration.interfaceKinds[name] = kind
             }
         }
         try finish(section)
@@ -187,6 +204,41 @@ public struct ConfigurationParser {
             configuration.validatorTimeoutMilliseconds = try ValueParser.duration(value, range: 100...60_000)
         default:
             throw ValueError("unknown key in [check]; expected one of: timeout, success-threshold, body-limit, https-only, default-probes, validator-timeout")
+        }
+    }
+
+    /// Keys of the [agent] section.
+    public static func applyAgentKey(_ key: String, _ value: String, to policy: inout AgentPolicy) throws(ValueError) {
+        switch key {
+        case "interval":
+            policy.intervalMilliseconds = try ValueParser.duration(value, range: 1_000...86_400_000)
+        case "suspect-interval":
+            policy.suspectIntervalMilliseconds = try ValueParser.duration(value, range: 100...60_000)
+        case "failures-to-leave-online":
+            policy.failuresToLeaveOnline = try ValueParser.count(value, range: 1...100)
+        case "successes-to-return":
+            policy.successesToReturnOnline = try ValueParser.count(value, range: 1...100)
+        case "hold-down":
+            policy.holdDownMilliseconds = try ValueParser.duration(value, range: 0...3_600_000)
+        case "probe-when-online":
+            policy.probeWhenOnline = try ValueParser.boolean(value)
+        case "priority":
+            let entries = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
+            guard !entries.isEmpty else { throw ValueError("expected kinds and/or interface names, best first") }
+            for entry in entries where InterfaceKind(rawValue: entry) == nil {
+                if let problem = InterfaceName.problem(with: entry) { throw ValueError(problem) }
+            }
+            policy.priority = entries
+        case "wwan-daily-budget":
+            policy.wwanDailyBudgetBytes = try ValueParser.optionalBudget(value)
+        case "state-file":
+            policy.stateFilePath = try ValueParser.absolutePath(value)
+        case "hooks-dir":
+            policy.hooksDirectory = try ValueParser.absolutePath(value)
+        case "hook-timeout":
+            policy.hookTimeoutMilliseconds = try ValueParser.duration(value, range: 1_000...600_000)
+        default:
+            throw ValueError("unknown key in [agent]; expected one of: interval, suspect-interval, failures-to-leave-online, successes-to-return, hold-down, probe-when-online, priority, wwan-daily-budget, state-file, hooks-dir, hook-timeout")
         }
     }
 
@@ -340,6 +392,29 @@ public enum ValueParser {
             throw ValueError("expected a size from \(range.lowerBound) to \(range.upperBound) bytes (e.g. 4096 or 4KiB), got '\(text.printableEscaped)'")
         }
         return bytes.partialValue
+    }
+
+    /// A whole number in a range.
+    public static func count(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw ValueError("expected a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text.printableEscaped)'")
+        }
+        return value
+    }
+
+    /// "off" or a size such as 5MiB (1 KiB to 1 TiB).
+    public static func optionalBudget(_ text: String) throws(ValueError) -> Int? {
+        if text == "off" { return nil }
+        return try byteCount(text, range: 1_024...(1 << 40))
+    }
+
+    /// An absolute path without "..", so a configuration cannot point outside where it says.
+    public static func absolutePath(_ text: String) throws(ValueError) -> String {
+        guard text.hasPrefix("/"), !text.split(separator: "/").contains(".."),
+              !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+            throw ValueError("expected an absolute path without '..', got '\(text.printableEscaped)'")
+        }
+        return text
     }
 
     /// "auto", or interface names separated by spaces or commas.

@@ -31,71 +31,31 @@ public final class CheckRunner {
         let snapshot: NetlinkSnapshot
         let loop: EventLoop
         let prober: HTTPProber
-        do {
-            snapshot = try NetlinkSnapshot()
-        } catch {
-            throw .netlink(error)
-        }
-        do {
-            loop = try EventLoop()
-        } catch {
-            throw .system(error)
-        }
-        do {
-            prober = try HTTPProber(loop: loop)
-        } catch {
-            throw .curl(error)
-        }
+        do { snapshot = try NetlinkSnapshot() } catch { throw .netlink(error) }
+        do { loop = try EventLoop() } catch { throw .system(error) }
+        do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
+        let rounds = RoundRunner(loop: loop, prober: prober)
 
         let settings = ProbeSettings(configuration: configuration)
-        let probes = configuration.probes
-        var plans: [(name: InterfaceName, link: LinkEvaluator.Result)] = []
-        // Results are kept in request order, not completion order: the first portal in
-        // probe order names the portal URL, and the output must not depend on timing.
-        var slots: [ProbeResult?] = []
-        var finishedAt: [String: Int] = [:]
-        for name in interfaces {
+        var reports: [CheckReport?] = Array(repeating: nil, count: interfaces.count)
+        for (position, name) in interfaces.enumerated() {
             let link = LinkEvaluator.evaluate(snapshot.facts(for: name))
-            plans.append((name, link))
-            finishedAt[name.value] = MonotonicClock.nowMilliseconds()
-            for request in CheckPlanner.requests(for: name, link: link, probes: probes) {
-                let slot = slots.count
-                slots.append(nil)
-                do {
-                    try prober.start(request, settings: settings) { result in
-                        slots[slot] = result
-                        finishedAt[result.request.interface.value] = MonotonicClock.nowMilliseconds()
-                    }
-                } catch {
-                    throw .curl(error)
+            let kind = kindReader.kind(of: name, configured: configuration.interfaceKinds[name.value])
+            let requests = CheckPlanner.requests(for: name, link: link, probes: configuration.probes)
+            do {
+                try rounds.run(requests, settings: settings,
+                               validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds) { results in
+                    reports[position] = CheckPlanner.report(
+                        interface: name, kind: kind, link: link, results: results,
+                        thresholdPercent: self.configuration.successThresholdPercent,
+                        elapsedMilliseconds: MonotonicClock.nowMilliseconds() - start)
                 }
+            } catch {
+                throw .curl(error)
             }
         }
-        do {
-            try loop.run()
-        } catch {
-            throw .system(error)
-        }
-
-        // The loop only returns once nothing is in flight, so every slot is filled.
-        var results = slots.compactMap { $0 }
-        let validator = ValidatorRunner(timeoutMilliseconds: configuration.validatorTimeoutMilliseconds)
-        for index in results.indices {
-            guard let command = results[index].request.probe.expectation.validator,
-                  case .response(var response) = results[index].outcome else { continue }
-            let request = results[index].request
-            response.validatorAccepted = validator.accepts(command, body: response.body, status: response.status,
-                                                           url: request.probe.url.description, interface: request.interface)
-            results[index].outcome = .response(response)
-            finishedAt[request.interface.value] = MonotonicClock.nowMilliseconds()
-        }
-
-        return plans.map { plan in
-            let kind = kindReader.kind(of: plan.name, configured: configuration.interfaceKinds[plan.name.value])
-            let elapsed = finishedAt[plan.name.value, default: start] - start
-            return CheckPlanner.report(interface: plan.name, kind: kind, link: plan.link, results: results,
-                                       thresholdPercent: configuration.successThresholdPercent,
-                                       elapsedMilliseconds: elapsed)
-        }
+        do { try loop.run() } catch { throw .system(error) }
+        // The loop returns only when nothing is in flight, so every report is there.
+        return reports.compactMap { $0 }
     }
 }

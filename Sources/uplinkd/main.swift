@@ -4,6 +4,7 @@ import UplinkCore
 /// Exit statuses beyond the per-verdict ones (sysexits.h values).
 enum ExitStatus {
     static let usage: Int32 = 64
+    static let unavailable: Int32 = 69
     static let software: Int32 = 70
     static let configuration: Int32 = 78
 }
@@ -21,6 +22,8 @@ func usageFailure(_ message: String) -> Int32 {
 let helpText = """
 usage: uplinkd check IFACE... [options]
        uplinkd links [--json] [--all] [--watch] [--config FILE]
+       uplinkd run [--config FILE] [--state FILE] [--hooks-dir DIR] [--verbose]
+       uplinkd status [--json] [--state FILE]
        uplinkd --version | --help
 
 Decides for each named interface whether it reaches the internet, probing over HTTP
@@ -51,6 +54,18 @@ links options:
                          resync (after a netlink overflow); each with the link verdict
   --config FILE          as for check ([uplinks], [links], [interface NAME])
 
+run: the agent in the foreground. Probes every uplink (at once on link events, every
+  [agent] interval while stable, faster while suspect), keeps verdicts with
+  hysteresis, picks the primary uplink, writes the state file (default
+  /run/uplinkd/state) and runs the hooks of /etc/uplinkd/hooks.d on every verdict
+  and primary change. TERM/INT: finish a running hook, write the final state, exit
+  0. HUP: reload the configuration (an invalid one is reported and ignored).
+  --verbose once for info, twice for debug logging.
+
+status: the state file as written by run: primary, each uplink's verdict, reason,
+  since when, probe bytes; how old the data is and whether the agent still runs.
+  Exit status 69 when there is no readable state file.
+
 check exit status (one interface): 0 online, 1 captive, 2 limited, 3 down or no such
 interface; several interfaces: the highest of theirs. 64 usage error,
 78 configuration error, 70 internal error.
@@ -63,6 +78,10 @@ case "check":
     status = CheckCommand.run(arguments.dropFirst())
 case "links":
     status = LinksCommand.run(arguments.dropFirst())
+case "run":
+    status = RunCommand.run(arguments.dropFirst())
+case "status":
+    status = StatusCommand.run(arguments.dropFirst())
 case "--version", "version":
     print("uplinkd \(UplinkVersion.string)")
     status = 0

@@ -1,0 +1,216 @@
+/// The agent's decisions, free of I/O: which uplinks exist, when each is probed, what
+/// each verdict is, which uplink is primary, and what hooks must hear. The runtime
+/// feeds it link states, finished probe rounds and the time, and carries out the
+/// actions it returns.
+public struct AgentCore: Sendable {
+    /// What the runtime must do.
+    public enum Action: Sendable, Equatable {
+        /// Probe these families of this uplink; report back with the same generation.
+        case startRound(InterfaceName, families: [AddressFamily], generation: Int)
+        case runHook(HookEvent)
+    }
+
+    struct Uplink: Sendable {
+        var name: InterfaceName
+        var kind: InterfaceKind
+        var link: LinkEvaluator.Result
+        var machine: VerdictMachine
+        var schedule: ProbeSchedule
+        var budget: ByteBudget
+        /// Generation of the round in flight, if any. A link change bumps the
+        /// generation so a round started before it cannot decide after it.
+        var roundInFlight: Int?
+        var generation = 0
+        /// The next round was asked for by a link event (allowed over budget).
+        var linkTriggered = false
+    }
+
+    public private(set) var policy: AgentPolicy
+    private var interfaceSettings: [String: InterfaceSettings]
+    private var uplinks: [String: Uplink] = [:]
+    private var selector = PrimarySelector()
+
+    public init(policy: AgentPolicy, interfaceSettings: [String: InterfaceSettings] = [:]) {
+        self.policy = policy
+        self.interfaceSettings = interfaceSettings
+    }
+
+    public var primary: String? { selector.primary }
+    public var uplinkNames: [String] { uplinks.keys.sorted() }
+
+    public func verdict(of name: String) -> Assessment? { uplinks[name]?.machine.assessment }
+
+    /// Applies a new configuration (HUP): policy and budgets change, verdicts stay.
+    public mutating func reconfigure(policy: AgentPolicy, interfaceSettings: [String: InterfaceSettings]) {
+        self.policy = policy
+        self.interfaceSettings = interfaceSettings
+        for name in uplinks.keys {
+            uplinks[name]!.budget.limitBytes = budgetLimit(for: name, kind: uplinks[name]!.kind)
+        }
+    }
+
+    private func budgetLimit(for name: String, kind: InterfaceKind) -> Int? {
+        interfaceSettings[name]?.dailyBudgetBytes ?? (kind == .wwan ? policy.wwanDailyBudgetBytes : nil)
+    }
+
+    // MARK: inputs
+
+    /// The uplinks as they are now (the selected interfaces with their facts and
+    /// kinds) and the link events since the last call.
+    public mutating func linksChanged(uplinks current: [(facts: LinkFacts, kind: InterfaceKind)],
+                                      events: [LinkEvent], now: Instant) -> [Action] {
+        var hooks: [HookEvent] = []
+        let currentNames = Set(current.map { $0.facts.name.value })
+
+        for name in uplinks.keys.sorted() where !currentNames.contains(name) {
+            var uplink = uplinks.removeValue(forKey: name)!
+            let previous = uplink.machine.verdict
+            if uplink.machine.linkChanged(.down(reason: "no-such-interface"), now: now) {
+                hooks.append(verdictEvent(uplink, previous: previous, now: now))
+            }
+        }
+
+        for (facts, kind) in current {
+            let name = facts.name.value
+            let link = LinkEvaluator.evaluate(facts)
+            var uplink = uplinks[name] ?? Uplink(
+                name: facts.name, kind: kind, link: link, machine: VerdictMachine(now: now),
+                schedule: ProbeSchedule(policy: policy), budget: ByteBudget(limitBytes: budgetLimit(for: name, kind: kind)))
+            let isNew = uplinks[name] == nil
+            uplink.kind = kind
+            let previousLink = uplink.link
+            uplink.link = link
+            let previous = uplink.machine.verdict
+            if uplink.machine.linkChanged(link, now: now) {
+                hooks.append(verdictEvent(uplink, previous: previous, now: now))
+            }
+            switch link {
+            case .down:
+                uplink.schedule.stop()
+                if uplink.roundInFlight != nil { uplink.generation += 1 }
+                uplink.roundInFlight = nil
+            case .probe:
+                let triggered = events.contains { $0.facts.name.value == name && AgentCore.canChangeAnswer($0) }
+                if isNew || triggered || previousLink != link {
+                    if uplink.roundInFlight != nil { uplink.generation += 1; uplink.roundInFlight = nil }
+                    uplink.schedule.probeNow(at: now.monotonicMilliseconds, policy: policy)
+                    uplink.linkTriggered = true
+                }
+            }
+            uplinks[name] = uplink
+        }
+        return hooks.map(Action.runHook) + reselectPrimary(now: now) + dueRounds(now: now)
+    }
+
+    /// A probe round finished. Results of a stale generation only count their bytes.
+    public mutating func roundFinished(_ report: CheckReport, generation: Int, now: Instant) -> [Action] {
+        guard var uplink = uplinks[report.interface] else { return [] }
+        uplink.budget.record(report.probes.reduce(0) { $0 + $1.bytes }, at: now.monotonicMilliseconds)
+        guard uplink.roundInFlight == generation, uplink.generation == generation else {
+            uplinks[report.interface] = uplink
+            return dueRounds(now: now)
+        }
+        uplink.roundInFlight = nil
+        var actions: [Action] = []
+        let previous = uplink.machine.verdict
+        if uplink.machine.roundFinished(report.assessment, families: report.families, policy: policy, now: now) {
+            actions.append(.runHook(verdictEvent(uplink, previous: previous, now: now)))
+        }
+        if case .probe = uplink.link {
+            uplink.schedule.roundFinished(at: now.monotonicMilliseconds, suspect: uplink.machine.isSuspect,
+                                          online: uplink.machine.verdict == .online, policy: policy)
+        }
+        uplinks[report.interface] = uplink
+        return actions + reselectPrimary(now: now) + dueRounds(now: now)
+    }
+
+    /// Time passed: start due rounds, end hold-downs.
+    public mutating func tick(now: Instant) -> [Action] {
+        reselectPrimary(now: now) + dueRounds(now: now)
+    }
+
+    /// When the runtime must call `tick` next (monotonic milliseconds), if ever.
+    public func nextWakeMilliseconds() -> Int? {
+        var wake = selector.holdDownEndsMilliseconds
+        for uplink in uplinks.values where uplink.roundInFlight == nil {
+            guard let due = uplink.schedule.nextDueMilliseconds else { continue }
+            wake = min(wake ?? due, due)
+        }
+        return wake
+    }
+
+    // MARK: outputs
+
+    public func state(now: Instant, pid: Int, stopped: Bool = false) -> AgentState {
+        AgentState(primary: selector.primary, uplinks: uplinks.keys.sorted().map { name in
+            let uplink = uplinks[name]!
+            let assessment = uplink.machine.assessment
+            return UplinkStatus(
+                interface: name, kind: uplink.kind, verdict: assessment.verdict, reason: assessment.reason,
+                sinceWallSeconds: uplink.machine.since.wallSeconds,
+                ipv4: uplink.machine.families[.ipv4]?.verdict, ipv6: uplink.machine.families[.ipv6]?.verdict,
+                bytesToday: uplink.budget.spentBytes, budgetBytes: uplink.budget.limitBytes,
+                budgetExhausted: uplink.budget.isExhausted(at: now.monotonicMilliseconds),
+                portalURL: assessment.verdict == .captive ? assessment.portalURL : nil)
+        }, writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped)
+    }
+
+    // MARK: internals
+
+    /// Link events after which a probe can give a different answer.
+    static func canChangeAnswer(_ event: LinkEvent) -> Bool {
+        switch event {
+        case .appeared, .renamed, .addressAdded, .defaultRouteAdded: return true
+        case .adminChanged(let facts): return facts.adminUp
+        case .carrierChanged(let facts): return facts.carrier
+        case .disappeared, .addressRemoved, .defaultRouteRemoved: return false
+        }
+    }
+
+    private mutating func dueRounds(now: Instant) -> [Action] {
+        var actions: [Action] = []
+        for name in uplinks.keys.sorted() {
+            var uplink = uplinks[name]!
+            guard uplink.roundInFlight == nil, case .probe(let families) = uplink.link,
+                  uplink.schedule.isDue(at: now.monotonicMilliseconds) else { continue }
+            if !uplink.linkTriggered && !uplink.budget.allowsPeriodicProbe(at: now.monotonicMilliseconds) {
+                // Budget spent: wait for a link event (or the next day's window).
+                uplink.schedule.stop()
+                uplinks[name] = uplink
+                continue
+            }
+            uplink.linkTriggered = false
+            uplink.generation += 1
+            uplink.roundInFlight = uplink.generation
+            uplinks[name] = uplink
+            actions.append(.startRound(uplink.name, families: families, generation: uplink.generation))
+        }
+        return actions
+    }
+
+    private mutating func reselectPrimary(now: Instant) -> [Action] {
+        let previous = selector.primary
+        let candidates = uplinks.values.map { uplink in
+            PrimarySelector.Candidate(name: uplink.name.value, kind: uplink.kind, verdict: uplink.machine.verdict,
+                                      onlineSinceMilliseconds: uplink.machine.since.monotonicMilliseconds)
+        }
+        guard selector.select(from: candidates, policy: policy, now: now.monotonicMilliseconds) else { return [] }
+        // The event describes the new primary, or the old one when none is left (it may
+        // have vanished altogether).
+        guard let subjectName = selector.primary ?? previous else { return [] }
+        let subject = uplinks[subjectName]
+        let assessment = subject?.machine.assessment ?? Assessment(.down, reason: "no-such-interface")
+        return [.runHook(HookEvent(kind: .primary, interface: subjectName, interfaceKind: subject?.kind ?? .other,
+                                   verdict: assessment.verdict, previousVerdict: assessment.verdict,
+                                   reason: assessment.reason, portalURL: assessment.portalURL,
+                                   primary: selector.primary, previousPrimary: previous, wallSeconds: now.wallSeconds))]
+    }
+
+    private func verdictEvent(_ uplink: Uplink, previous: Verdict, now: Instant) -> HookEvent {
+        let assessment = uplink.machine.assessment
+        return HookEvent(kind: .verdict, interface: uplink.name.value, interfaceKind: uplink.kind,
+                         verdict: assessment.verdict, previousVerdict: previous, reason: assessment.reason,
+                         portalURL: assessment.verdict == .captive ? assessment.portalURL : nil,
+                         primary: selector.primary, previousPrimary: selector.primary, wallSeconds: now.wallSeconds)
+    }
+}

@@ -1,0 +1,42 @@
+/// Bytes spent on probes by one uplink, per day, against an optional budget (metered
+/// links cost money). The day is a 24-hour window from the first probe, on monotonic
+/// time, so clock changes cannot reset or stretch it.
+public struct ByteBudget: Sendable, Equatable {
+    public static let dayMilliseconds = 86_400_000
+
+    public var limitBytes: Int?
+    public private(set) var spentBytes = 0
+    public private(set) var windowStartMilliseconds: Int?
+    /// All bytes since start, for statistics.
+    public private(set) var totalBytes = 0
+
+    public init(limitBytes: Int?) {
+        self.limitBytes = limitBytes
+    }
+
+    public mutating func record(_ bytes: Int, at now: Int) {
+        rollWindow(at: now)
+        if windowStartMilliseconds == nil { windowStartMilliseconds = now }
+        spentBytes += bytes
+        totalBytes += bytes
+    }
+
+    /// Whether periodic probing may go on (link-event probes always may).
+    public mutating func allowsPeriodicProbe(at now: Int) -> Bool {
+        rollWindow(at: now)
+        guard let limitBytes else { return true }
+        return spentBytes < limitBytes
+    }
+
+    public func isExhausted(at now: Int) -> Bool {
+        var copy = self
+        return !copy.allowsPeriodicProbe(at: now)
+    }
+
+    private mutating func rollWindow(at now: Int) {
+        guard let start = windowStartMilliseconds, now - start >= ByteBudget.dayMilliseconds else { return }
+        let days = (now - start) / ByteBudget.dayMilliseconds
+        windowStartMilliseconds = start + days * ByteBudget.dayMilliseconds
+        spentBytes = 0
+    }
+}

@@ -1,0 +1,81 @@
+/// One uplink's verdict over time, with hysteresis.
+///
+/// - Link events act at once: a link-level `down` (carrier loss, admin down, no usable
+///   address or route) replaces the verdict immediately.
+/// - The first probe round after start-up or after the link came back decides at once.
+/// - Leaving `online` takes `failuresToLeaveOnline` consecutive failed rounds; returning
+///   takes `successesToReturnOnline` consecutive validated rounds. Between `captive` and
+///   `limited` the latest round decides.
+public struct VerdictMachine: Sendable, Equatable {
+    public private(set) var assessment = Assessment(.unknown, reason: "starting")
+    public private(set) var families: [AddressFamily: Assessment] = [:]
+    public private(set) var since: Instant
+    public private(set) var consecutiveFailures = 0
+    public private(set) var consecutiveSuccesses = 0
+    /// True until a probe round has decided since the last link change.
+    public private(set) var awaitingFirstRound = true
+
+    public init(now: Instant) {
+        since = now
+    }
+
+    public var verdict: Verdict { assessment.verdict }
+
+    /// An uplink is suspect (probed fast) while a change is pending or undecided.
+    public var isSuspect: Bool {
+        awaitingFirstRound || consecutiveFailures > 0 || consecutiveSuccesses > 0
+    }
+
+    /// Applies the link-level judgement. Returns true when the verdict changed.
+    public mutating func linkChanged(_ link: LinkEvaluator.Result, now: Instant) -> Bool {
+        switch link {
+        case .down(let reason):
+            families = [:]
+            consecutiveFailures = 0
+            consecutiveSuccesses = 0
+            awaitingFirstRound = true
+            return adopt(Assessment(.down, reason: reason), now: now)
+        case .probe:
+            // The link is usable again (or changed while usable): the next round decides
+            // without hysteresis.
+            if verdict == .down || verdict == .unknown { awaitingFirstRound = true }
+            return false
+        }
+    }
+
+    /// Applies a finished probe round. Returns true when the verdict changed.
+    public mutating func roundFinished(_ round: Assessment, families roundFamilies: [AddressFamily: Assessment],
+                                       policy: AgentPolicy, now: Instant) -> Bool {
+        families = roundFamilies
+        if awaitingFirstRound {
+            awaitingFirstRound = false
+            consecutiveFailures = 0
+            consecutiveSuccesses = 0
+            return adopt(round, now: now)
+        }
+        if round.verdict == verdict {
+            consecutiveFailures = 0
+            consecutiveSuccesses = 0
+            // Same verdict, maybe a new reason or portal URL: keep `since`, refresh facts.
+            assessment = round
+            return false
+        }
+        if verdict == .online {
+            consecutiveFailures += 1
+            guard consecutiveFailures >= policy.failuresToLeaveOnline else { return false }
+        } else if round.verdict == .online {
+            consecutiveSuccesses += 1
+            guard consecutiveSuccesses >= policy.successesToReturnOnline else { return false }
+        }
+        consecutiveFailures = 0
+        consecutiveSuccesses = 0
+        return adopt(round, now: now)
+    }
+
+    private mutating func adopt(_ new: Assessment, now: Instant) -> Bool {
+        let changed = new.verdict != assessment.verdict
+        if changed { since = now }
+        assessment = new
+        return changed
+    }
+}

@@ -1,0 +1,224 @@
+import Glibc
+import UplinkCore
+
+/// `uplinkd run`: wires the core to the world on one event loop that owns the netlink
+/// socket, the curl sockets and timers, the signalfd and the hook and validator
+/// children. No other thread touches any of it.
+public final class Agent {
+    /// Where the configuration comes from, so HUP can read it again.
+    public struct Options {
+        public var configPath: String?
+        public var stateFileOverride: String?
+        public var hooksDirectoryOverride: String?
+
+        public init(configPath: String?, stateFileOverride: String?, hooksDirectoryOverride: String?) {
+            self.configPath = configPath
+            self.stateFileOverride = stateFileOverride
+            self.hooksDirectoryOverride = hooksDirectoryOverride
+        }
+    }
+
+    /// Reads and validates the configuration; the agent keeps the old one on failure.
+    public typealias ConfigurationLoader = (String?) throws(ConfigurationError) -> Configuration
+
+    private let options: Options
+    private let loadConfiguration: ConfigurationLoader
+    private var configuration: Configuration
+    private let loop: EventLoop
+    private let prober: HTTPProber
+    private let rounds: RoundRunner
+    private let hooks: HookRunner
+    private let stateWriter: StateWriter
+    private var tracker: LinkTracker?
+    private var signals: SignalSource?
+    private var core: AgentCore
+    private let kindReader = SysfsKindReader()
+    private var wakeTimer: EventLoop.TimerID?
+    private var stopping = false
+    /// Observers of state changes (the embedding API); called on the loop.
+    private var observers: [(AgentState, [HookEvent]) -> Void] = []
+
+    public init(configuration: Configuration, options: Options,
+                loadConfiguration: @escaping ConfigurationLoader) throws(AgentError) {
+        self.options = options
+        self.loadConfiguration = loadConfiguration
+        var configuration = configuration
+        Agent.applyOverrides(options, to: &configuration)
+        self.configuration = configuration
+        do { loop = try EventLoop() } catch { throw .system(error) }
+        do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
+        rounds = RoundRunner(loop: loop, prober: prober)
+        hooks = HookRunner(loop: loop, directory: configuration.agent.hooksDirectory,
+                           timeoutMilliseconds: configuration.agent.hookTimeoutMilliseconds)
+        stateWriter = StateWriter(path: configuration.agent.stateFilePath)
+        core = AgentCore(policy: configuration.agent, interfaceSettings: configuration.interfaceSettings)
+    }
+
+    public enum AgentError: Error, CustomStringConvertible {
+        case system(SystemError)
+        case curl(CurlError)
+        case netlink(NetlinkError)
+
+        public var description: String {
+            switch self {
+            case .system(let error): return "\(error)"
+            case .curl(let error): return "\(error)"
+            case .netlink(let error): return "\(error)"
+            }
+        }
+    }
+
+    /// Called on the loop after every change of the published state, with the hook
+    /// events of that change.
+    public func observe(_ observer: @escaping (AgentState, [HookEvent]) -> Void) {
+        observers.append(observer)
+    }
+
+    /// Runs until TERM or INT; returns after the final state was written.
+    public func run() throws(AgentError) {
+        do {
+            signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
+                if signal == SIGHUP { reload() } else { stop(reason: signal == SIGTERM ? "TERM" : "INT") }
+            }
+        } catch {
+            throw .system(error)
+        }
+        do {
+            tracker = try LinkTracker(loop: loop, receiveBufferBytes: configuration.netlinkReceiveBufferBytes) {
+                [unowned self] events, _, links in
+                linksChanged(links, events: events)
+            }
+        } catch {
+            throw .netlink(error)
+        }
+        Log.notice("started; state file \(stateWriter.path), hooks from \(hooks.directory)")
+        linksChanged(tracker!.links, events: [])
+        do { try loop.run() } catch { throw .system(error) }
+        tracker = nil
+        signals = nil
+    }
+
+    /// Asks a running agent to stop as on TERM (for embedding programs; call on the loop).
+    public func stop(reason: String) {
+        guard !stopping else { return }
+        stopping = true
+        Log.notice("stopping (\(reason)); letting a running hook finish")
+        if let wakeTimer { loop.cancel(wakeTimer) }
+        hooks.drain { [unowned self] in
+            stateWriter.publish(core.state(now: now(), pid: Int(getpid()), stopped: true))
+            loop.stop()
+        }
+    }
+
+    // MARK: inputs
+
+    private func linksChanged(_ links: [Int: LinkFacts], events: [LinkEvent]) {
+        guard !stopping else { return }
+        let selection = configuration.uplinkSelection
+        var uplinks: [(facts: LinkFacts, kind: InterfaceKind)] = []
+        for facts in links.values.sorted(by: { $0.index < $1.index }) {
+            let kind = kindReader.kind(of: facts.name, configured: configuration.interfaceKinds[facts.name.value])
+            if selection.isUplink(facts, kind: kind) { uplinks.append((facts, kind)) }
+        }
+        for event in events { Log.info("link: \(LinkReport.humanLine(event))") }
+        perform(core.linksChanged(uplinks: uplinks, events: events, now: now()))
+    }
+
+    private func roundFinished(_ report: CheckReport, generation: Int) {
+        guard !stopping else { return }
+        Log.debug("round on \(report.interface): \(report.humanLine)")
+        perform(core.roundFinished(report, generation: generation, now: now()))
+    }
+
+    private func reload() {
+        let fresh: Configuration
+        do {
+            fresh = try loadConfiguration(options.configPath)
+        } catch {
+            Log.error("reload refused, keeping the running configuration: \(error)")
+            return
+        }
+        var updated = fresh
+        Agent.applyOverrides(options, to: &updated)
+        if updated.agent.stateFilePath != configuration.agent.stateFilePath {
+            Log.warning("state-file changes take effect at restart; still writing \(stateWriter.path)")
+            updated.agent.stateFilePath = configuration.agent.stateFilePath
+        }
+        configuration = updated
+        hooks.directory = updated.agent.hooksDirectory
+        hooks.timeoutMilliseconds = updated.agent.hookTimeoutMilliseconds
+        core.reconfigure(policy: updated.agent, interfaceSettings: updated.interfaceSettings)
+        Log.notice("configuration reloaded")
+        if let tracker { linksChanged(tracker.links, events: []) }
+    }
+
+    // MARK: actions
+
+    private func perform(_ actions: [AgentCore.Action]) {
+        var hookEvents: [HookEvent] = []
+        for action in actions {
+            switch action {
+            case .startRound(let name, let families, let generation):
+                startRound(name, families: families, generation: generation)
+            case .runHook(let event):
+                if event.kind == .verdict {
+                    Log.notice("\(event.interface): \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue) (\(event.reason))")
+                } else {
+                    Log.notice("primary: \(event.previousPrimary ?? "none") -> \(event.primary ?? "none")")
+                }
+                hookEvents.append(event)
+                hooks.enqueue(event)
+            }
+        }
+        let state = core.state(now: now(), pid: Int(getpid()))
+        stateWriter.publish(state)
+        if !hookEvents.isEmpty || !actions.isEmpty {
+            for observer in observers { observer(state, hookEvents) }
+        }
+        scheduleWake()
+    }
+
+    private func startRound(_ name: InterfaceName, families: [AddressFamily], generation: Int) {
+        let link = LinkEvaluator.Result.probe(families)
+        let requests = CheckPlanner.requests(for: name, link: link, probes: configuration.probes)
+        let kind = kindReader.kind(of: name, configured: configuration.interfaceKinds[name.value])
+        let threshold = configuration.successThresholdPercent
+        let started = MonotonicClock.nowMilliseconds()
+        do {
+            try rounds.run(requests, settings: ProbeSettings(configuration: configuration),
+                           validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds) { [weak self] results in
+                let report = CheckPlanner.report(interface: name, kind: kind, link: link, results: results,
+                                                 thresholdPercent: threshold,
+                                                 elapsedMilliseconds: MonotonicClock.nowMilliseconds() - started)
+                self?.roundFinished(report, generation: generation)
+            }
+        } catch {
+            // The core waits for this round; report it as failed so scheduling goes on.
+            Log.error("cannot start probes on \(name): \(error)")
+            let report = CheckReport(interface: name.value, kind: kind, assessment: Assessment(.limited, reason: "error"),
+                                     elapsedMilliseconds: 0)
+            loop.schedule(afterMilliseconds: 0) { [weak self] in self?.roundFinished(report, generation: generation) }
+        }
+    }
+
+    private func scheduleWake() {
+        if let wakeTimer { loop.cancel(wakeTimer) }
+        wakeTimer = nil
+        guard !stopping, let wake = core.nextWakeMilliseconds() else { return }
+        let delay = max(0, wake - MonotonicClock.nowMilliseconds())
+        wakeTimer = loop.schedule(afterMilliseconds: delay) { [weak self] in
+            guard let self else { return }
+            self.wakeTimer = nil
+            self.perform(self.core.tick(now: self.now()))
+        }
+    }
+
+    private func now() -> Instant {
+        Instant(monotonicMilliseconds: MonotonicClock.nowMilliseconds(), wallSeconds: Int(time(nil)))
+    }
+
+    private static func applyOverrides(_ options: Options, to configuration: inout Configuration) {
+        if let state = options.stateFileOverride { configuration.agent.stateFilePath = state }
+        if let hooks = options.hooksDirectoryOverride { configuration.agent.hooksDirectory = hooks }
+    }
+}

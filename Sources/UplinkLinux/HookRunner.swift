@@ -1,0 +1,113 @@
+import Glibc
+import UplinkCore
+
+/// Runs the executables of the hooks directory on every hook event: in name order, one
+/// at a time, never through a shell, the facts in the environment, each with a time
+/// limit (TERM, then KILL), output logged under the hook's name. A hook that is not
+/// executable, fails or times out is logged and skipped; it never stops the agent.
+public final class HookRunner {
+    private let loop: EventLoop
+    public var directory: String
+    public var timeoutMilliseconds: Int
+    private var queue = HookQueue()
+    /// The event being handled and the hooks still to run for it.
+    private var current: (event: HookEvent, remaining: [String])?
+    private var running: ChildProcess?
+    private var onIdle: (() -> Void)?
+
+    public init(loop: EventLoop, directory: String, timeoutMilliseconds: Int) {
+        self.loop = loop
+        self.directory = directory
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+
+    public var isIdle: Bool { running == nil && current == nil && queue.isEmpty }
+
+    public func enqueue(_ event: HookEvent) {
+        queue.enqueue(event)
+        startNext()
+    }
+
+    /// Stops taking events: queued ones are dropped, a running hook may finish within
+    /// its limit, then `completion` runs.
+    public func drain(then completion: @escaping () -> Void) {
+        if !queue.isEmpty { Log.info("dropping \(queue.pending.count) queued hook event(s) at shutdown") }
+        queue = HookQueue()
+        current?.remaining = []
+        if running == nil {
+            current = nil
+            completion()
+        } else {
+            onIdle = completion
+        }
+    }
+
+    private func startNext() {
+        while running == nil {
+            if current == nil || current!.remaining.isEmpty {
+                current = nil
+                if let onIdle {
+                    self.onIdle = nil
+                    onIdle()
+                    return
+                }
+                guard let event = queue.next() else { return }
+                current = (event, hookPaths())
+                continue
+            }
+            let path = current!.remaining.removeFirst()
+            start(path, for: current!.event)
+        }
+    }
+
+    private func start(_ path: String, for event: HookEvent) {
+        let name = String(path.split(separator: "/").last ?? "")
+        let environment = event.environment + ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+        Log.info("hook \(name): \(event.kind.rawValue) \(event.interface) \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue)")
+        do {
+            running = try ChildProcess(
+                loop: loop, name: "hook \(name)", arguments: [path], environment: environment,
+                timeoutMilliseconds: timeoutMilliseconds,
+                onLine: { line in Log.notice("hook \(name): \(line)") },
+                completion: { [weak self] termination in
+                    if termination.status != 0 {
+                        Log.warning("hook \(name) failed (exit status \(termination.status)\(termination.timedOut ? ", timed out" : ""))")
+                    }
+                    self?.running = nil
+                    self?.startNext()
+                })
+        } catch {
+            Log.warning("hook \(name) could not start: \(error)")
+        }
+    }
+
+    /// Executable regular files of the directory in name order; editor backups,
+    /// dpkg leftovers and hidden files are skipped, non-executables are logged.
+    func hookPaths() -> [String] {
+        guard let directoryStream = opendir(directory) else {
+            if errno != ENOENT { Log.warning("\(SystemError("reading hooks directory \(directory)"))") }
+            return []
+        }
+        defer { closedir(directoryStream) }
+        var names: [String] = []
+        while let entry = readdir(directoryStream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name.hasPrefix(".") || name.hasSuffix("~") || name.contains(".dpkg-") || name.hasSuffix(".ucf-dist") {
+                continue
+            }
+            names.append(name)
+        }
+        return names.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }).compactMap { name in
+            let path = "\(directory)/\(name)"
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            guard access(path, X_OK) == 0 else {
+                Log.warning("hook \(name) is not executable; skipped")
+                return nil
+            }
+            return path
+        }
+    }
+}
