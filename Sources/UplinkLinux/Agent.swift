@@ -10,6 +10,13 @@ public final class Agent {
         public var configPath: String?
         public var stateFileOverride: String?
         public var hooksDirectoryOverride: String?
+        /// TERM/INT stop and HUP reloads (the daemon); an embedding program keeps its
+        /// signals and calls `requestStop`.
+        public var handleSignals = true
+        /// Publish the state file (an embedding program may only want the API).
+        public var writeStateFile = true
+        /// Run hooks from the hooks directory.
+        public var runHooks = true
 
         public init(configPath: String?, stateFileOverride: String?, hooksDirectoryOverride: String?) {
             self.configPath = configPath
@@ -28,7 +35,7 @@ public final class Agent {
     private let prober: HTTPProber
     private let rounds: RoundRunner
     private let hooks: HookRunner
-    private let stateWriter: StateWriter
+    private let stateWriter: StateWriter?
     private var tracker: LinkTracker?
     private var signals: SignalSource?
     private var core: AgentCore
@@ -45,12 +52,18 @@ public final class Agent {
         var configuration = configuration
         Agent.applyOverrides(options, to: &configuration)
         self.configuration = configuration
-        do { loop = try EventLoop() } catch { throw .system(error) }
+        do {
+            loop = try EventLoop()
+            // Before any other thread can hold the agent, so `requestStop` always works.
+            try loop.enableCrossThreadPosting()
+        } catch {
+            throw .system(error)
+        }
         do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
         rounds = RoundRunner(loop: loop, prober: prober)
         hooks = HookRunner(loop: loop, directory: configuration.agent.hooksDirectory,
                            timeoutMilliseconds: configuration.agent.hookTimeoutMilliseconds)
-        stateWriter = StateWriter(path: configuration.agent.stateFilePath)
+        stateWriter = options.writeStateFile ? StateWriter(path: configuration.agent.stateFilePath) : nil
         core = AgentCore(policy: configuration.agent, interfaceSettings: configuration.interfaceSettings)
     }
 
@@ -74,11 +87,13 @@ public final class Agent {
         observers.append(observer)
     }
 
-    /// Runs until TERM or INT; returns after the final state was written.
+    /// Runs until TERM or INT (or `requestStop`); returns after the final state was written.
     public func run() throws(AgentError) {
         do {
-            signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
-                if signal == SIGHUP { reload() } else { stop(reason: signal == SIGTERM ? "TERM" : "INT") }
+            if options.handleSignals {
+                signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
+                    if signal == SIGHUP { reload() } else { stop(reason: signal == SIGTERM ? "TERM" : "INT") }
+                }
             }
         } catch {
             throw .system(error)
@@ -91,21 +106,31 @@ public final class Agent {
         } catch {
             throw .netlink(error)
         }
-        Log.notice("started; state file \(stateWriter.path), hooks from \(hooks.directory)")
+        Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(options.runHooks ? hooks.directory : "nowhere")")
         linksChanged(tracker!.links, events: [])
         do { try loop.run() } catch { throw .system(error) }
         tracker = nil
         signals = nil
     }
 
-    /// Asks a running agent to stop as on TERM (for embedding programs; call on the loop).
-    public func stop(reason: String) {
+    /// Asks a running agent to stop as on TERM; safe from any thread.
+    public func requestStop() {
+        loop.post { [weak self] in self?.stop(reason: "requested") }
+    }
+
+    /// Runs `work` on the agent's loop (from any thread).
+    public func post(_ work: @escaping () -> Void) {
+        loop.post(work)
+    }
+
+    /// Stops as on TERM; call on the loop.
+    func stop(reason: String) {
         guard !stopping else { return }
         stopping = true
         Log.notice("stopping (\(reason)); letting a running hook finish")
         if let wakeTimer { loop.cancel(wakeTimer) }
         hooks.drain { [unowned self] in
-            stateWriter.publish(core.state(now: now(), pid: Int(getpid()), stopped: true))
+            stateWriter?.publish(core.state(now: now(), pid: Int(getpid()), stopped: true))
             loop.stop()
         }
     }
@@ -141,7 +166,7 @@ public final class Agent {
         var updated = fresh
         Agent.applyOverrides(options, to: &updated)
         if updated.agent.stateFilePath != configuration.agent.stateFilePath {
-            Log.warning("state-file changes take effect at restart; still writing \(stateWriter.path)")
+            Log.warning("state-file changes take effect at restart; still writing \(configuration.agent.stateFilePath)")
             updated.agent.stateFilePath = configuration.agent.stateFilePath
         }
         configuration = updated
@@ -167,11 +192,11 @@ public final class Agent {
                     Log.notice("primary: \(event.previousPrimary ?? "none") -> \(event.primary ?? "none")")
                 }
                 hookEvents.append(event)
-                hooks.enqueue(event)
+                if options.runHooks { hooks.enqueue(event) }
             }
         }
         let state = core.state(now: now(), pid: Int(getpid()))
-        stateWriter.publish(state)
+        stateWriter?.publish(state)
         if !hookEvents.isEmpty || !actions.isEmpty {
             for observer in observers { observer(state, hookEvents) }
         }

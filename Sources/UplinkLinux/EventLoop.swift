@@ -28,13 +28,51 @@ public final class EventLoop {
     private var timers: [(deadlineNanoseconds: UInt64, id: TimerID, action: () -> Void)] = []
     private var nextTimerID = 1
     private var stopping = false
+    /// Work handed in from other threads (the embedding API): the only state here that
+    /// another thread touches, so the only lock. It guards this Swift array, never C state.
+    private var inbox: [() -> Void] = []
+    private var inboxLock = pthread_mutex_t()
+    private var wakeDescriptor: Int32 = -1
 
     public init() throws(SystemError) {
         epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epollDescriptor >= 0 else { throw SystemError("epoll_create1") }
+        pthread_mutex_init(&inboxLock, nil)
     }
 
-    deinit { close(epollDescriptor) }
+    deinit {
+        if wakeDescriptor >= 0 { close(wakeDescriptor) }
+        pthread_mutex_destroy(&inboxLock)
+        close(epollDescriptor)
+    }
+
+    /// Prepares `post` for use from other threads. Call on the loop's thread before
+    /// handing the loop to another thread.
+    public func enableCrossThreadPosting() throws(SystemError) {
+        guard wakeDescriptor < 0 else { return }
+        let descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard descriptor >= 0 else { throw SystemError("eventfd") }
+        wakeDescriptor = descriptor
+        try watch(descriptor, for: .readable) { [unowned self] _ in
+            var counter: UInt64 = 0
+            _ = read(descriptor, &counter, 8)
+            pthread_mutex_lock(&inboxLock)
+            let work = inbox
+            inbox.removeAll()
+            pthread_mutex_unlock(&inboxLock)
+            for item in work { item() }
+        }
+    }
+
+    /// Runs `work` on the loop's thread soon. Safe from any thread once
+    /// `enableCrossThreadPosting` was called.
+    public func post(_ work: @escaping () -> Void) {
+        pthread_mutex_lock(&inboxLock)
+        inbox.append(work)
+        pthread_mutex_unlock(&inboxLock)
+        var one: UInt64 = 1
+        _ = write(wakeDescriptor, &one, 8)
+    }
 
     /// Starts or changes watching `descriptor`. The handler runs on this loop.
     public func watch(_ descriptor: Int32, for interest: Interest,

@@ -11,6 +11,7 @@
 #include <sys/epoll.h>      /* not part of the Glibc module map */
 #include <sys/signalfd.h>   /* likewise */
 #include <signal.h>
+#include <sys/eventfd.h>
 
 typedef size_t (*uplinkd_write_callback)(char *data, size_t size, size_t count, void *user);
 typedef int (*uplinkd_socket_callback)(CURL *easy, curl_socket_t fd, int what, void *user, void *socket_user);

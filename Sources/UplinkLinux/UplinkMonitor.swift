@@ -1,0 +1,161 @@
+import Glibc
+import UplinkCore
+
+/// A change seen by an `UplinkMonitor`: the state after it and what hooks would hear.
+public struct UplinkChange: Sendable {
+    public let state: AgentState
+    public let events: [HookEvent]
+}
+
+/// The agent as a Swift API for programs that embed it, in the spirit of mobile
+/// connectivity libraries: current verdicts per uplink and kind, an async sequence of
+/// changes, and a one-off check.
+///
+///     let monitor = try UplinkMonitor(configuration: configuration)
+///     try monitor.start()
+///     for await change in monitor.changes {
+///         if monitor.isConnectedWithoutInternet(via: .wifi) { showPortalHint() }
+///     }
+///
+/// The agent runs on a thread of its own with its own event loop; this object only
+/// exchanges Swift values with it (a copy of the state under a lock, a posted stop).
+/// It does not touch the process's signals, and writes no state file and runs no
+/// hooks unless asked to.
+public final class UplinkMonitor: @unchecked Sendable {
+    private let configuration: Configuration
+    private let options: Agent.Options
+    private var lock = pthread_mutex_t()
+    private var latest: AgentState?
+    private var agent: Agent?
+    private var thread: pthread_t?
+    private var continuations: [Int: AsyncStream<UplinkChange>.Continuation] = [:]
+    private var nextContinuation = 0
+
+    public init(configuration: Configuration, writeStateFile: Bool = false, runHooks: Bool = false) {
+        self.configuration = configuration
+        var options = Agent.Options(configPath: nil, stateFileOverride: nil, hooksDirectoryOverride: nil)
+        options.handleSignals = false
+        options.writeStateFile = writeStateFile
+        options.runHooks = runHooks
+        self.options = options
+        pthread_mutex_init(&lock, nil)
+    }
+
+    deinit {
+        stop()
+        pthread_mutex_destroy(&lock)
+    }
+
+    /// Starts the agent's thread. Errors setting up netlink or curl are thrown here.
+    public func start() throws {
+        let agent = try Agent(configuration: configuration, options: options) { _ throws(ConfigurationError) in
+            throw ConfigurationError(file: "(embedded)", line: nil, key: nil, message: "reload is not supported")
+        }
+        agent.observe { [weak self] state, events in self?.publish(state, events) }
+        self.agent = agent
+        let box = Unmanaged.passRetained(ThreadBody {
+            do { try agent.run() } catch { Log.error("monitor: \(error)") }
+        })
+        var handle = pthread_t()
+        let created = pthread_create(&handle, nil, { raw in
+            let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+            body.run()
+            return nil
+        }, box.toOpaque())
+        guard created == 0 else {
+            box.release()
+            throw SystemError("pthread_create", errno: created)
+        }
+        thread = handle
+    }
+
+    /// Stops the agent and waits for its thread; ends every `changes` sequence.
+    public func stop() {
+        guard let agent, let thread else { return }
+        agent.requestStop()
+        pthread_join(thread, nil)
+        self.thread = nil
+        self.agent = nil
+        pthread_mutex_lock(&lock)
+        let ending = continuations.values
+        continuations.removeAll()
+        pthread_mutex_unlock(&lock)
+        for continuation in ending { continuation.finish() }
+    }
+
+    /// The latest state (nil before the agent looked at the links).
+    public var current: AgentState? {
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        return latest
+    }
+
+    /// Verdict of the best uplink of a kind (e.g. "is there working Wi-Fi?").
+    public func verdict(for kind: InterfaceKind) -> Verdict? {
+        current?.uplinks.filter { $0.kind == kind }.map(\.verdict).max()
+    }
+
+    /// Connected through an uplink of this kind, but without internet (captive or
+    /// limited), and no uplink of the kind is online.
+    public func isConnectedWithoutInternet(via kind: InterfaceKind) -> Bool {
+        guard let verdict = verdict(for: kind) else { return false }
+        return verdict == .captive || verdict == .limited
+    }
+
+    /// Every change from now on, until `stop()`.
+    public var changes: AsyncStream<UplinkChange> {
+        AsyncStream { continuation in
+            pthread_mutex_lock(&lock)
+            let key = nextContinuation
+            nextContinuation += 1
+            continuations[key] = continuation
+            pthread_mutex_unlock(&lock)
+            continuation.onTermination = { [weak self] _ in
+                guard let self else { return }
+                pthread_mutex_lock(&self.lock)
+                self.continuations.removeValue(forKey: key)
+                pthread_mutex_unlock(&self.lock)
+            }
+        }
+    }
+
+    /// A one-off check of some interfaces, as `uplinkd check` does, off the caller's
+    /// thread.
+    public static func check(_ interfaces: [InterfaceName], configuration: Configuration) async throws -> [CheckReport] {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[CheckReport], Error>) in
+            let box = Unmanaged.passRetained(ThreadBody {
+                do {
+                    continuation.resume(returning: try CheckRunner(configuration: configuration).run(interfaces))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            })
+            var handle = pthread_t()
+            let created = pthread_create(&handle, nil, { raw in
+                Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue().run()
+                return nil
+            }, box.toOpaque())
+            if created == 0 {
+                pthread_detach(handle)
+            } else {
+                box.release()
+                continuation.resume(throwing: SystemError("pthread_create", errno: created))
+            }
+        }
+    }
+
+    private func publish(_ state: AgentState, _ events: [HookEvent]) {
+        pthread_mutex_lock(&lock)
+        latest = state
+        let targets = Array(continuations.values)
+        pthread_mutex_unlock(&lock)
+        let change = UplinkChange(state: state, events: events)
+        for continuation in targets { continuation.yield(change) }
+    }
+}
+
+/// A closure handed to a new pthread (retained across the C boundary, released there).
+private final class ThreadBody {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
+}
