@@ -166,8 +166,12 @@ class LabServer:
                  ready_timeout: float = 10.0):
         self.ns, self.mode, self.log = ns, mode, log
         self._stderr = tempfile.TemporaryFile()
+        self._mode_dir = tempfile.mkdtemp(prefix="labserver-mode-")
+        self.mode_file = Path(self._mode_dir) / "mode"
+        self.mode_file.write_text(mode + "\n")
         argv = ["ip", "netns", "exec", ns, sys.executable, str(LABSERVER),
-                "--mode", mode, "--bind", INTERNET_ADDR, "--port", "80"]
+                "--mode", mode, "--mode-file", str(self.mode_file),
+                "--bind", INTERNET_ADDR, "--port", "80"]
         if log is not None:
             argv += ["--log", str(log)]
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
@@ -203,6 +207,14 @@ class LabServer:
         if buf.split(b"\n", 1)[0].strip() != b"ready":
             raise LabError(f"labserver printed {buf!r} instead of 'ready'")
 
+    def set_mode(self, mode: str):
+        """Switch the running server to another mode; takes effect with the next
+        request (the file is replaced atomically, so no request sees a torn name)."""
+        tmp = self.mode_file.with_name("mode.tmp")
+        tmp.write_text(mode + "\n")
+        os.replace(tmp, self.mode_file)
+        self.mode = mode
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -214,6 +226,7 @@ class LabServer:
         if self.proc.stdout:
             self.proc.stdout.close()
         self._stderr.close()
+        shutil.rmtree(self._mode_dir, ignore_errors=True)
 
     def log_lines(self):
         if self.log is None or not Path(self.log).exists():

@@ -13,6 +13,11 @@ once the socket is listening. Modes:
   portal-511     every path -> 511 with a meta refresh (RFC 6585 example)
   proxy-garbage  every path -> 200 "OK"
   proxy-5xx      every path -> 502
+
+With --mode-file FILE the mode is read from FILE (one mode name) before every
+request, so a test can switch a running server's behaviour without a gap in
+which connections are refused; --mode is the fallback while FILE is missing,
+empty or names no mode.
 """
 
 import argparse
@@ -116,7 +121,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _respond(self, send_body):
         self.server.record(self.client_address[0], self.path)
-        status, headers, body = MODES[self.server.mode](urlsplit(self.path).path)
+        status, headers, body = MODES[self.server.current_mode()](urlsplit(self.path).path)
         self.send_response(status)
         for key, value in headers:
             self.send_header(key, value)
@@ -133,11 +138,23 @@ class LabHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, addr, mode, log_path):
+    def __init__(self, addr, mode, log_path, mode_file=None):
         super().__init__(addr, Handler)
         self.mode = mode
+        self.mode_file = mode_file
         self._lock = threading.Lock()
         self._log = open(log_path, "a", buffering=1) if log_path else None
+
+    def current_mode(self):
+        if self.mode_file:
+            try:
+                with open(self.mode_file) as f:
+                    name = f.read().strip()
+            except OSError:
+                name = ""
+            if name in MODES:
+                return name
+        return self.mode
 
     def record(self, client, path):
         if self._log is None:
@@ -154,8 +171,9 @@ def main():
     ap.add_argument("--bind", default="203.0.113.80")
     ap.add_argument("--port", type=int, default=80)
     ap.add_argument("--log", help="append 'CLIENT_IP PATH' per request to this file")
+    ap.add_argument("--mode-file", help="read the mode from this file before every request")
     args = ap.parse_args()
-    server = LabHTTPServer((args.bind, args.port), args.mode, args.log)
+    server = LabHTTPServer((args.bind, args.port), args.mode, args.log, args.mode_file)
     print("ready", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
