@@ -46,7 +46,7 @@ public final class Agent {
     private var observers: [(AgentState, [HookEvent]) -> Void] = []
 
     public init(configuration: Configuration, options: Options,
-                loadConfiguration: @escaping ConfigurationLoader) throws(AgentError) {
+                loadConfiguration: @escaping ConfigurationLoader) throws(AdapterError) {
         self.options = options
         self.loadConfiguration = loadConfiguration
         var configuration = configuration
@@ -67,20 +67,6 @@ public final class Agent {
         core = AgentCore(policy: configuration.agent, interfaceSettings: configuration.interfaceSettings)
     }
 
-    public enum AgentError: Error, CustomStringConvertible {
-        case system(SystemError)
-        case curl(CurlError)
-        case netlink(NetlinkError)
-
-        public var description: String {
-            switch self {
-            case .system(let error): return "\(error)"
-            case .curl(let error): return "\(error)"
-            case .netlink(let error): return "\(error)"
-            }
-        }
-    }
-
     /// Called on the loop after every change of the published state, with the hook
     /// events of that change.
     public func observe(_ observer: @escaping (AgentState, [HookEvent]) -> Void) {
@@ -88,7 +74,7 @@ public final class Agent {
     }
 
     /// Runs until TERM or INT (or `requestStop`); returns after the final state was written.
-    public func run() throws(AgentError) {
+    public func run() throws(AdapterError) {
         do {
             if options.handleSignals {
                 signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in

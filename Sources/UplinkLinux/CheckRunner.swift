@@ -12,21 +12,7 @@ public final class CheckRunner {
         self.kindReader = kindReader
     }
 
-    public enum Failure: Error, CustomStringConvertible {
-        case netlink(NetlinkError)
-        case system(SystemError)
-        case curl(CurlError)
-
-        public var description: String {
-            switch self {
-            case .netlink(let error): return "\(error)"
-            case .system(let error): return "\(error)"
-            case .curl(let error): return "\(error)"
-            }
-        }
-    }
-
-    public func run(_ interfaces: [InterfaceName]) throws(Failure) -> [CheckReport] {
+    public func run(_ interfaces: [InterfaceName]) throws(AdapterError) -> [CheckReport] {
         let start = MonotonicClock.nowMilliseconds()
         let snapshot: NetlinkSnapshot
         let loop: EventLoop

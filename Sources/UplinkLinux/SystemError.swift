@@ -15,6 +15,21 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// A failure of one of the adapters, with the underlying typed error.
+public enum AdapterError: Error, CustomStringConvertible {
+    case system(SystemError)
+    case curl(CurlError)
+    case netlink(NetlinkError)
+
+    public var description: String {
+        switch self {
+        case .system(let error): return "\(error)"
+        case .curl(let error): return "\(error)"
+        case .netlink(let error): return "\(error)"
+        }
+    }
+}
+
 /// Monotonic time, for elapsed times and timers (never the wall clock).
 public enum MonotonicClock {
     public static func nowNanoseconds() -> UInt64 {

@@ -17,11 +17,7 @@ enum CheckCommand {
         }
         if parsed.verbose { Log.threshold = .info }
 
-        var configuration: Configuration
-        do {
-            configuration = try ConfigurationLoader.load(explicitPath: parsed.configPath)
-        } catch {
-            printError("\(error)")
+        guard var configuration = ConfigurationLoader.loadOrReport(explicitPath: parsed.configPath) else {
             return ExitStatus.configuration
         }
         if let timeout = parsed.timeoutMilliseconds { configuration.probeTimeoutMilliseconds = timeout }
@@ -68,5 +64,15 @@ enum ConfigurationLoader {
             throw ConfigurationError(file: path, line: nil, key: nil, message: "is not valid UTF-8 text")
         }
         return try ConfigurationParser(fileName: path).parse(text)
+    }
+
+    /// The configuration, or nil after printing where it is wrong (exit status 78).
+    static func loadOrReport(explicitPath: String?) -> Configuration? {
+        do {
+            return try load(explicitPath: explicitPath)
+        } catch {
+            printError("\(error)")
+            return nil
+        }
     }
 }

@@ -32,11 +32,7 @@ enum LinksCommand {
         } catch {
             return usageFailure(error.message)
         }
-        let configuration: Configuration
-        do {
-            configuration = try ConfigurationLoader.load(explicitPath: parsed.configPath)
-        } catch {
-            printError("\(error)")
+        guard let configuration = ConfigurationLoader.loadOrReport(explicitPath: parsed.configPath) else {
             return ExitStatus.configuration
         }
         let printer = LinkPrinter(configuration: configuration, json: parsed.json, all: parsed.all)

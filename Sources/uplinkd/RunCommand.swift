@@ -24,11 +24,7 @@ enum RunCommand {
             return usageFailure(error.message)
         }
         if Log.threshold > .notice { Log.threshold = .notice }
-        let configuration: Configuration
-        do {
-            configuration = try ConfigurationLoader.load(explicitPath: options.configPath)
-        } catch {
-            printError("\(error)")
+        guard let configuration = ConfigurationLoader.loadOrReport(explicitPath: options.configPath) else {
             return ExitStatus.configuration
         }
         do {
