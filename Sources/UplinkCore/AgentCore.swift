@@ -62,10 +62,15 @@ public struct AgentCore: Sendable {
         var hooks: [HookEvent] = []
         let currentNames = Set(current.map { $0.facts.name.value })
 
+        let vanished = Set(events.compactMap { event -> String? in
+            if case .disappeared(let facts) = event { return facts.name.value } else { return nil }
+        })
         for name in uplinks.keys.sorted() where !currentNames.contains(name) {
             var uplink = uplinks.removeValue(forKey: name)!
             let previous = uplink.machine.verdict
-            if uplink.machine.linkChanged(.down(reason: "no-such-interface"), now: now) {
+            // Gone from the kernel, or no longer selected as an uplink (configuration).
+            let reason = vanished.contains(name) ? "no-such-interface" : "not-an-uplink"
+            if uplink.machine.linkChanged(.down(reason: reason), now: now) {
                 hooks.append(verdictEvent(uplink, previous: previous, now: now))
             }
         }
@@ -192,7 +197,8 @@ public struct AgentCore: Sendable {
         let previous = selector.primary
         let candidates = uplinks.values.map { uplink in
             PrimarySelector.Candidate(name: uplink.name.value, kind: uplink.kind, verdict: uplink.machine.verdict,
-                                      onlineSinceMilliseconds: uplink.machine.since.monotonicMilliseconds)
+                                      onlineSinceMilliseconds: uplink.machine.since.monotonicMilliseconds,
+                                      recovered: uplink.machine.previousVerdict != .unknown)
         }
         guard selector.select(from: candidates, policy: policy, now: now.monotonicMilliseconds) else { return [] }
         // The event describes the new primary, or the old one when none is left (it may

@@ -1,6 +1,8 @@
 /// Picks the primary uplink: the best `online` uplink by priority, with a hold-down so
 /// an uplink that just recovered must stay online for a while before it takes the
-/// primary role back from another online uplink. No online uplink, no primary.
+/// primary role back from another online uplink. At start-up nothing has recovered:
+/// whichever uplink answers first must not keep a better one waiting. No online
+/// uplink, no primary.
 public struct PrimarySelector: Sendable, Equatable {
     /// One uplink as the selector sees it.
     public struct Candidate: Sendable, Equatable {
@@ -9,12 +11,16 @@ public struct PrimarySelector: Sendable, Equatable {
         public var verdict: Verdict
         /// Monotonic time it became online (meaningful when `verdict == .online`).
         public var onlineSinceMilliseconds: Int
+        /// It came online after a known failure (not straight from start-up's
+        /// `unknown`): only such an uplink is held down.
+        public var recovered: Bool
 
-        public init(name: String, kind: InterfaceKind, verdict: Verdict, onlineSinceMilliseconds: Int) {
+        public init(name: String, kind: InterfaceKind, verdict: Verdict, onlineSinceMilliseconds: Int, recovered: Bool = true) {
             self.name = name
             self.kind = kind
             self.verdict = verdict
             self.onlineSinceMilliseconds = onlineSinceMilliseconds
+            self.recovered = recovered
         }
     }
 
@@ -43,7 +49,7 @@ public struct PrimarySelector: Sendable, Equatable {
         // whose hold-down has passed takes over.
         for candidate in online where candidate.name != current.name {
             guard policy.rank(of: candidate.name, kind: candidate.kind) < policy.rank(of: current.name, kind: current.kind) else { break }
-            let heldUntil = candidate.onlineSinceMilliseconds + policy.holdDownMilliseconds
+            let heldUntil = candidate.onlineSinceMilliseconds + (candidate.recovered ? policy.holdDownMilliseconds : 0)
             if heldUntil <= now {
                 primary = candidate.name
                 return true

@@ -10,6 +10,8 @@ public struct VerdictMachine: Sendable, Equatable {
     public private(set) var assessment = Assessment(.unknown, reason: "starting")
     public private(set) var families: [AddressFamily: Assessment] = [:]
     public private(set) var since: Instant
+    /// The verdict before the current one (`unknown` until the first change).
+    public private(set) var previousVerdict: Verdict = .unknown
     public private(set) var consecutiveFailures = 0
     public private(set) var consecutiveSuccesses = 0
     /// True until a probe round has decided since the last link change.
@@ -74,7 +76,10 @@ public struct VerdictMachine: Sendable, Equatable {
 
     private mutating func adopt(_ new: Assessment, now: Instant) -> Bool {
         let changed = new.verdict != assessment.verdict
-        if changed { since = now }
+        if changed {
+            since = now
+            previousVerdict = assessment.verdict
+        }
         assessment = new
         return changed
     }

@@ -66,7 +66,10 @@ public final class ChildProcess {
         sigemptyset(&defaultSignals)
         for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaultSignals, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaultSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        // A process group of its own, so the time limit reaches what a hook started
+        // too (a shell's `sleep`), not only the hook itself.
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
         var pid: pid_t = 0
         let spawned = withCStringArray(arguments) { argv in
@@ -89,7 +92,7 @@ public final class ChildProcess {
         let pidDescriptor = uplinkd_pidfd_open(pid)
         guard pidDescriptor >= 0 else {
             let error = SystemError("pidfd_open for \(name)")
-            kill(pid, SIGKILL)
+            kill(-pid, SIGKILL)
             var status: Int32 = 0
             waitpid(pid, &status, 0)
             close(outputDescriptor); close(inputDescriptor)
@@ -106,25 +109,26 @@ public final class ChildProcess {
             }
             try loop.watch(pidDescriptor, for: .readable) { [self] _ in childExited() }
         } catch {
-            kill(pid, SIGKILL)
+            kill(-pid, SIGKILL)
             throw error
         }
         timers.append(loop.schedule(afterMilliseconds: timeoutMilliseconds) { [self] in
             guard !exited else { return }
             timedOut = true
             Log.warning("\(name) exceeded its time limit of \(timeoutMilliseconds) ms; sending TERM")
-            kill(pid, SIGTERM)
+            kill(-pid, SIGTERM)
             timers.append(loop.schedule(afterMilliseconds: killGraceMilliseconds) { [self] in
                 guard !exited else { return }
                 Log.warning("\(name) ignored TERM; sending KILL")
-                kill(pid, SIGKILL)
+                kill(-pid, SIGKILL)
             })
         })
     }
 
-    /// Asks the child to stop now (TERM); the time limit's KILL still applies.
+    /// Asks the child and its process group to stop now (TERM); the time limit's KILL
+    /// still applies.
     public func terminate() {
-        if !exited { kill(pid, SIGTERM) }
+        if !exited { kill(-pid, SIGTERM) }
     }
 
     private func writeInput() {
@@ -214,6 +218,9 @@ public final class ChildProcess {
         }
         closeInput()
         for timer in timers { loop.cancel(timer) }
+        // Over its limit, what the child left behind in its group goes too (the group id
+        // stays reserved until the leader, a zombie now, is reaped just below).
+        if timedOut { kill(-pid, SIGKILL) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         close(pidDescriptor)

@@ -215,6 +215,18 @@ struct PrimarySelectorTests {
         #expect(selector.primary == "eth0")
     }
 
+    @Test func startUpIsNotARecovery() {
+        var selector = PrimarySelector()
+        _ = selector.select(from: [candidate("wlan0", .wifi, .online)], policy: policy(), now: 0)
+        let firstRound = PrimarySelector.Candidate(name: "eth0", kind: .ethernet, verdict: .online,
+                                                   onlineSinceMilliseconds: 300, recovered: false)
+        do {
+            let result = selector.select(from: [firstRound, candidate("wlan0", .wifi, .online)], policy: policy(), now: 300)
+            #expect(result)
+        }
+        #expect(selector.primary == "eth0")
+    }
+
     @Test func noHoldDownWhenThePrimaryIsLost() {
         var selector = PrimarySelector()
         _ = selector.select(from: [candidate("eth0", .ethernet, .online)], policy: policy(), now: 0)
@@ -354,11 +366,32 @@ struct AgentCoreTests {
         let afterWwan = core.roundFinished(report("wwan0", online), generation: generations["wwan0"]!, now: at(50))
         #expect(core.primary == "wwan0")
         #expect(hooks(afterWwan).map(\.kind) == [.verdict, .primary])
-        _ = core.roundFinished(report("eth0", online), generation: generations["eth0"]!, now: at(60))
-        // eth0 came online 10 ms after wwan0 took primary: hold-down applies.
+        // eth0's first round ends 10 ms later: start-up is no recovery, it takes over now.
+        let afterEth = core.roundFinished(report("eth0", online), generation: generations["eth0"]!, now: at(60))
+        #expect(core.primary == "eth0")
+        #expect(hooks(afterEth).last?.previousPrimary == "wwan0")
+    }
+
+    @Test func recoveredUplinkWaitsForHoldDown() throws {
+        var core = AgentCore(policy: policy())
+        let eth0 = try uplink("eth0", index: 2), wwan0 = try uplink("wwan0", index: 3)
+        let started = rounds(core.linksChanged(uplinks: [(eth0, .ethernet), (wwan0, .wwan)], events: [], now: at(0)))
+        _ = core.roundFinished(report("eth0", limited), generation: started["eth0"]!, now: at(10))
+        _ = core.roundFinished(report("wwan0", online), generation: started["wwan0"]!, now: at(20))
         #expect(core.primary == "wwan0")
-        #expect(core.nextWakeMilliseconds() == 60 + 30_000)
-        let later = core.tick(now: at(30_060))
+        // eth0 recovers at its next periodic round: two validated rounds (hysteresis; the
+        // second comes fast, eth0 being suspect), then the hold-down.
+        #expect(core.nextWakeMilliseconds() == 10 + 60_000)
+        var generation = try #require(rounds(core.tick(now: at(60_010)))["eth0"])
+        _ = core.roundFinished(report("eth0", online), generation: generation, now: at(60_010))
+        #expect(core.verdict(of: "eth0")?.verdict == .limited)
+        // Suspect now: the next round is one suspect interval away, not a full interval.
+        generation = try #require(rounds(core.tick(now: at(61_010)))["eth0"])
+        _ = core.roundFinished(report("eth0", online), generation: generation, now: at(61_010))
+        #expect(core.verdict(of: "eth0")?.verdict == .online)
+        #expect(core.primary == "wwan0")
+        #expect(core.nextWakeMilliseconds() == 61_010 + 30_000)
+        let later = core.tick(now: at(91_010))
         #expect(core.primary == "eth0")
         #expect(hooks(later).first?.primary == "eth0")
         #expect(hooks(later).first?.previousPrimary == "wwan0")
@@ -434,6 +467,15 @@ struct AgentCoreTests {
         #expect(events[1].primary == nil)
         #expect(events[1].previousPrimary == "eth0")
         #expect(core.uplinkNames.isEmpty)
+    }
+
+    @Test func uplinkDroppedByConfigurationIsNotAnUplink() throws {
+        var core = AgentCore(policy: policy())
+        let eth0 = try uplink("eth0", index: 2)
+        let generation = rounds(core.linksChanged(uplinks: [(eth0, .ethernet)], events: [], now: at(0)))["eth0"]!
+        _ = core.roundFinished(report("eth0", online), generation: generation, now: at(1))
+        let events = hooks(core.linksChanged(uplinks: [], events: [], now: at(2)))
+        #expect(events.first?.reason == "not-an-uplink")
     }
 
     @Test func stateSnapshotShowsPortalOnlyWhenCaptive() throws {

@@ -7,6 +7,7 @@ once the socket is listening. Modes:
 
   internet       /generate_204 -> 204, /hotspot-detect.html -> Success page,
                  /success.txt -> "success\\n", anything else -> 404
+  internet-slow  as internet, each answer 300 ms late
   portal-302     every path -> 302 to http://203.0.113.80/login?orig=1; /login -> 200
   portal-200     every path -> 200 login page with a WISPr XML block
   portal-meta    every path -> 200 login page with a meta refresh
@@ -23,6 +24,7 @@ empty or names no mode.
 import argparse
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -80,6 +82,11 @@ def internet(path):
     return 404, TEXT, b"not found\n"
 
 
+def internet_slow(path):
+    time.sleep(0.3)
+    return internet(path)
+
+
 def portal_302(path):
     if path == "/login":
         return 200, HTML, LOGIN_HTML
@@ -90,6 +97,7 @@ def portal_302(path):
 
 MODES = {
     "internet": internet,
+    "internet-slow": internet_slow,
     "portal-302": portal_302,
     "portal-200": lambda path: (200, HTML, WISPR_HTML),
     "portal-meta": lambda path: (200, HTML, META_HTML),

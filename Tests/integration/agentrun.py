@@ -1,0 +1,350 @@
+"""Drives `uplinkd run` (the agent) for test_agent.py and bench_agent.py.
+
+AgentRun writes a configuration and a hooks directory, starts
+`ip netns exec GW uplinkd run --config F --state F --hooks-dir D -v -v` with
+stderr going to a file, and offers parsers for the state file and for the log
+of the recording hook, plus wait_until(predicate, timeout) polling those files
+with a deadline. Every configuration it writes says `default-probes = no` and
+lists only probes to the lab address 203.0.113.80.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from lab import INTERNET_ADDR, uplinkd_path
+
+PROBES = (
+    ("a", f"http://{INTERNET_ADDR}/generate_204", ()),
+    ("b", f"http://{INTERNET_ADDR}/success.txt", (("expect-body", "success"),)),
+)
+AGENT_DEFAULTS = {
+    "interval": "3s",
+    "suspect-interval": "200ms",
+    "failures-to-leave-online": "2",
+    "successes-to-return": "2",
+    "hold-down": "2s",
+    "hook-timeout": "5s",
+}
+PORTAL_URL = f"http://{INTERNET_ADDR}/login?orig=1"
+# One tab-separated line per run; empty variables stay empty fields.
+HOOK_FIELDS = ("t", "event", "iface", "kind", "previous", "verdict", "reason",
+               "portal", "primary", "previous_primary", "time")
+_HOOK_VARS = ("UPLINK_EVENT", "UPLINK_INTERFACE", "UPLINK_KIND", "UPLINK_PREVIOUS",
+              "UPLINK_VERDICT", "UPLINK_REASON", "UPLINK_PORTAL_URL", "UPLINK_PRIMARY",
+              "UPLINK_PREVIOUS_PRIMARY", "UPLINK_TIME")
+
+
+class AgentError(AssertionError):
+    pass
+
+
+def require_binary(path=None) -> Path:
+    binary = Path(path) if path else uplinkd_path()
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        raise AgentError(f"uplinkd binary not found at {binary}: run `swift build` first "
+                         f"(or set UPLINKD=/path/to/uplinkd)")
+    return binary
+
+
+def config_text(agent=None, *, timeout="1s", uplinks=None, extra="", defaults=True) -> str:
+    """An uplinkd.conf: [check] with lab probes only, [agent] = AGENT_DEFAULTS
+    updated by `agent` (a value None drops the key), optional [uplinks]."""
+    keys = dict(AGENT_DEFAULTS) if defaults else {}
+    keys.update(agent or {})
+    lines = ["# written by agentrun.py: lab probes only", "[check]"]
+    if timeout is not None:
+        lines.append(f"timeout = {timeout}")
+    lines += ["default-probes = no", "", "[agent]"]
+    lines += [f"{k} = {v}" for k, v in keys.items() if v is not None]
+    if uplinks:
+        lines += ["", "[uplinks]", f"interfaces = {uplinks}"]
+    for name, url, expects in PROBES:
+        lines += ["", f"[probe {name}]", f"url = {url}"]
+        lines += [f"{k} = {v}" for k, v in expects]
+    text = "\n".join(lines) + "\n" + extra
+    assert "default-probes = no" in text
+    return text
+
+
+def record_hook(log: Path) -> str:
+    """POSIX sh hook appending one tab-separated line per run to `log`."""
+    fmt = "\\t".join(["%s"] * len(HOOK_FIELDS)) + "\\n"
+    args = " ".join(f'"${v}"' for v in _HOOK_VARS)
+    return (f"#!/bin/sh\n"
+            f"printf '{fmt}' \"$(date +%s.%N)\" {args} >> '{log}'\n")
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    t: float                 # wall clock when the hook started (date +%s.%N)
+    event: str
+    iface: str
+    kind: str
+    previous: str
+    verdict: str
+    reason: str
+    portal: str
+    primary: str
+    previous_primary: str
+    time: str
+
+    @property
+    def short(self) -> str:
+        if self.event == "primary":
+            return f"primary {self.previous_primary or '-'}->{self.primary or '-'}"
+        return f"verdict {self.iface} {self.previous}->{self.verdict} {self.reason}"
+
+
+def parse_hook_log(text: str):
+    events = []
+    for line in text.splitlines():
+        if not line:
+            continue
+        fields = line.split("\t")
+        if len(fields) != len(HOOK_FIELDS):
+            raise AgentError(f"hook log line has {len(fields)} fields, expected "
+                             f"{len(HOOK_FIELDS)}: {line!r}")
+        events.append(HookEvent(float(fields[0]), *fields[1:]))
+    return events
+
+
+STATE_UPLINK_FIELDS = ("kind", "verdict", "reason", "since", "ipv4", "ipv6",
+                       "bytes_today", "budget", "exhausted", "portal_url")
+
+
+def parse_state(text: str) -> dict:
+    """{'format','written','pid','state','primary', 'uplinks': {name: {...}}}."""
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("# uplinkd state, format 1"):
+        raise AgentError(f"state file does not start with the format comment:\n{text}")
+    st = {"uplinks": {}, "order": []}
+    for line in lines:
+        if not line or line.startswith("#"):
+            continue
+        key, _, rest = line.partition(" ")
+        if key == "uplink":
+            fields = rest.split(" ")
+            if len(fields) != 1 + len(STATE_UPLINK_FIELDS):
+                raise AgentError(f"uplink line has {len(fields)} fields: {line!r}\n{text}")
+            st["uplinks"][fields[0]] = dict(zip(STATE_UPLINK_FIELDS, fields[1:]))
+            st["order"].append(fields[0])
+        else:
+            if key in st:
+                raise AgentError(f"state key {key!r} repeated\n{text}")
+            st[key] = rest
+    for key in ("format", "written", "pid", "state", "primary"):
+        if key not in st:
+            raise AgentError(f"state file lacks {key!r}:\n{text}")
+    return st
+
+
+class AgentRun:
+    """One `uplinkd run` inside the gw namespace of a lab, with its files in workdir."""
+
+    def __init__(self, lb, workdir, config: str, *, hooks=None, binary=None,
+                 record=True, verbose=2):
+        self.lab = lb
+        self.dir = Path(workdir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.config = self.dir / "uplinkd.conf"
+        self.state_path = self.dir / "state"
+        self.hooks_dir = self.dir / "hooks.d"
+        self.hook_log = self.dir / "hooks.log"
+        self.stderr_path = self.dir / "agent.stderr"
+        self.binary = require_binary(binary)
+        self.config.write_text(config)
+        self.hooks_dir.mkdir(exist_ok=True)
+        if record:
+            self.add_hook("10-record", record_hook(self.hook_log))
+        for name, body in (hooks or {}).items():
+            mode = 0o755
+            if isinstance(body, tuple):
+                body, mode = body
+            self.add_hook(name, body, mode)
+        self.verbose = verbose
+        self.proc = None
+        self._stderr = None
+
+    def add_hook(self, name, body, mode=0o755):
+        path = self.hooks_dir / name
+        path.write_text(body)
+        os.chmod(path, mode)
+        return path
+
+    def argv(self):
+        argv = [str(self.binary), "run", "--config", str(self.config),
+                "--state", str(self.state_path), "--hooks-dir", str(self.hooks_dir)]
+        return argv + ["-v"] * self.verbose
+
+    def start(self, timed=False):
+        """Start the agent. timed=True: stderr comes through a pipe read by a thread
+        that copies it to the file and keeps (monotonic arrival, line) in self.lines."""
+        self._stderr = open(self.stderr_path, "ab")
+        self.lines = []
+        # `ip netns exec` execs the program: self.proc.pid is the agent's pid.
+        self.proc = subprocess.Popen(self.lab.exec_argv("gw", self.argv()),
+                                     stdin=subprocess.DEVNULL, stdout=self._stderr,
+                                     stderr=subprocess.PIPE if timed else self._stderr)
+        if timed:
+            self._reader = threading.Thread(target=self._pump, daemon=True)
+            self._reader.start()
+        return self
+
+    def _pump(self):
+        pipe, out = self.proc.stderr, self._stderr
+        for raw in iter(pipe.readline, b""):
+            self.lines.append((time.monotonic(), raw.decode(errors="replace").rstrip("\n")))
+            out.write(raw)
+            out.flush()
+        pipe.close()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def send(self, sig):
+        if self.running():
+            os.kill(self.proc.pid, sig)
+
+    def stop(self, sig=signal.SIGTERM, timeout=15.0) -> Optional[int]:
+        """Send sig and wait; returns the exit status, None if it had to be killed."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                return None
+        return self.proc.returncode
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def close(self):
+        self.kill()
+        reader = getattr(self, "_reader", None)
+        if reader is not None:
+            reader.join(timeout=5)
+        if self._stderr:
+            self._stderr.close()
+            self._stderr = None
+
+    # -- files --------------------------------------------------------------
+    def stderr(self) -> str:
+        try:
+            return self.stderr_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def stderr_size(self) -> int:
+        try:
+            return self.stderr_path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def stderr_since(self, offset: int) -> str:
+        with open(self.stderr_path, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+
+    def state_text(self) -> str:
+        try:
+            return self.state_path.read_text()
+        except FileNotFoundError:
+            return ""
+
+    def state(self) -> Optional[dict]:
+        text = self.state_text()
+        return parse_state(text) if text else None
+
+    def events(self):
+        try:
+            return parse_hook_log(self.hook_log.read_text())
+        except FileNotFoundError:
+            return []
+
+    def transcript(self) -> str:
+        rc = None if self.proc is None else self.proc.poll()
+        return (f"$ {' '.join(self.argv())}\n"
+                f"agent: {'running' if rc is None else f'exited {rc}'}\n"
+                f"--- config ---\n{self.config.read_text()}"
+                f"--- state file ---\n{self.state_text() or '(none)'}\n"
+                f"--- hook log ---\n"
+                + "".join(f"{e.t:.3f} {e.short} portal={e.portal or '-'}\n" for e in self.events())
+                + f"--- stderr ---\n{self.stderr()}")
+
+    # -- waiting ------------------------------------------------------------
+    def wait_until(self, predicate, timeout: float, what: str, poll: float = 0.02):
+        """Poll predicate() until truthy (returned) or the deadline (AgentError)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if not self.running():
+                value = predicate()
+                if value:
+                    return value
+                raise AgentError(f"agent exited while waiting for {what}\n{self.transcript()}")
+            if time.monotonic() >= deadline:
+                raise AgentError(f"{what}: not reached within {timeout}s\n{self.transcript()}")
+            time.sleep(poll)
+
+    def wait_state(self, predicate, timeout: float, what: str) -> dict:
+        def check():
+            st = self.state()
+            return st if st is not None and predicate(st) else None
+        return self.wait_until(check, timeout, what)
+
+    def wait_events(self, count: int, timeout: float, what: str = ""):
+        return self.wait_until(lambda: (ev := self.events()) and len(ev) >= count and ev,
+                               timeout, what or f"{count} hook log lines")
+
+    def wait_stderr(self, pattern: str, timeout: float, offset: int = 0, count: int = 1):
+        rx = re.compile(pattern, re.M)
+        return self.wait_until(lambda: len(rx.findall(self.stderr_since(offset))) >= count
+                               and rx.findall(self.stderr_since(offset)),
+                               timeout, f"stderr matching /{pattern}/ x{count}")
+
+
+def uplink_is(st: dict, iface: str, verdict: str, reason: Optional[str] = None) -> bool:
+    u = st["uplinks"].get(iface)
+    return u is not None and u["verdict"] == verdict and (reason is None or u["reason"] == reason)
+
+
+def proc_stat_cpu(pid: int):
+    """(utime + stime) of a process in seconds, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        data = f.read()
+    fields = data.rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])          # utime, stime (fields 14, 15)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def proc_memory(pid: int):
+    """(VmRSS KiB, sum of Private_Dirty KiB from smaps_rollup)."""
+    rss = None
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1])
+    dirty = 0
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Private_Dirty:"):
+                dirty += int(line.split()[1])
+    return rss, dirty
