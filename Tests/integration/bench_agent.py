@@ -33,9 +33,7 @@ hook's shell has started and written its line (fork/exec of /bin/sh included).
                    failures-to-leave-online 2; [check] timeout 5s
      (b) fast:     [agent] interval = 1s, suspect-interval = 200ms,
                    failures-to-leave-online = 2; [check] timeout = 800ms
-   Both also set hold-down = 1s: hold-down only delays a move TO a preferred
-   uplink, not the measured move away from eth0, but the default 30 s holds eth0
-   back at start-up whenever wlan0's first round happens to end first.
+   Hold-down stays at its default (it only delays a move TO a recovered uplink).
    With the default 5-minute interval the time is dominated by where in the
    interval the cut falls: detection = (wait for the next scheduled round,
    uniform over [0, interval)) + D, where D (the two failing rounds, the suspect
@@ -69,19 +67,18 @@ import lab as labmod  # noqa: E402
 from agentrun import (AgentError, AgentRun, config_text, proc_memory,  # noqa: E402
                       proc_stat_cpu)
 
-# hold-down 1s in both: it only delays a move TO a preferred uplink, never the measured
-# move away from eth0, but the default 30 s would also hold eth0 back at start-up
-# whenever wlan0's first round happens to end first.
-DEFAULT_PROFILE = {"agent": {"hold-down": "1s"}, "timeout": None}
+# The profiles leave hold-down at its default: it only delays a move TO a preferred
+# uplink that recovered, never the measured move away from eth0 (and start-up is not
+# a recovery, so eth0 becomes primary as soon as its first round validates).
+DEFAULT_PROFILE = {"agent": {}, "timeout": None}
 FAST_PROFILE = {"agent": {"interval": "1s", "suspect-interval": "200ms",
-                          "failures-to-leave-online": "2", "hold-down": "1s"},
+                          "failures-to-leave-online": "2"},
                 "timeout": "800ms"}
 PROFILE_INTERVAL_S = {"default": 300.0, "fast": 1.0}
 PROFILE_TEXT = {
     "default": "[agent] defaults: interval 5m, suspect-interval 1s, failures-to-leave-online 2; "
-               "[check] timeout 5s; plus hold-down 1s",
-    "fast": "interval 1s, suspect-interval 200ms, failures-to-leave-online 2, "
-            "timeout 800ms; plus hold-down 1s",
+               "[check] timeout 5s",
+    "fast": "interval 1s, suspect-interval 200ms, failures-to-leave-online 2, timeout 800ms",
 }
 PROFILES = {"default": DEFAULT_PROFILE, "fast": FAST_PROFILE}
 
