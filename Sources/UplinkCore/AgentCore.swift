@@ -16,11 +16,10 @@ public struct AgentCore: Sendable {
         var link: LinkEvaluator.Result
         var machine: VerdictMachine
         var schedule: ProbeSchedule
-        var budget: ByteBudget
-        /// Generation of the round in flight, if any. A link change bumps the
-        /// generation so a round started before it cannot decide after it.
+        /// Generation of the round in flight, if any: a round is accepted only while it
+        /// is still the uplink's current one, so a round started before a link change
+        /// cannot decide after it.
         var roundInFlight: Int?
-        var generation = 0
         /// The next round was asked for by a link event (allowed over budget).
         var linkTriggered = false
     }
@@ -28,6 +27,12 @@ public struct AgentCore: Sendable {
     public private(set) var policy: AgentPolicy
     private var interfaceSettings: [String: InterfaceSettings]
     private var uplinks: [String: Uplink] = [:]
+    /// Byte budgets by interface name; they outlive an uplink that vanishes and comes
+    /// back (a modem re-enumerating must not reset its metered day).
+    private var budgets: [String: ByteBudget] = [:]
+    /// Round generations grow across all uplinks for the life of the core, so a round
+    /// of a vanished uplink can never match one of its successor.
+    private var lastGeneration = 0
     private var selector = PrimarySelector()
 
     public init(policy: AgentPolicy, interfaceSettings: [String: InterfaceSettings] = [:]) {
@@ -44,8 +49,8 @@ public struct AgentCore: Sendable {
     public mutating func reconfigure(policy: AgentPolicy, interfaceSettings: [String: InterfaceSettings]) {
         self.policy = policy
         self.interfaceSettings = interfaceSettings
-        for name in uplinks.keys {
-            uplinks[name]!.budget.limitBytes = budgetLimit(for: name, kind: uplinks[name]!.kind)
+        for (name, uplink) in uplinks {
+            budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes = budgetLimit(for: name, kind: uplink.kind)
         }
     }
 
@@ -80,8 +85,9 @@ public struct AgentCore: Sendable {
             let link = LinkEvaluator.evaluate(facts)
             var uplink = uplinks[name] ?? Uplink(
                 name: facts.name, kind: kind, link: link, machine: VerdictMachine(now: now),
-                schedule: ProbeSchedule(policy: policy), budget: ByteBudget(limitBytes: budgetLimit(for: name, kind: kind)))
+                schedule: ProbeSchedule(policy: policy))
             let isNew = uplinks[name] == nil
+            budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes = budgetLimit(for: name, kind: kind)
             uplink.kind = kind
             let previousLink = uplink.link
             uplink.link = link
@@ -92,12 +98,11 @@ public struct AgentCore: Sendable {
             switch link {
             case .down:
                 uplink.schedule.stop()
-                if uplink.roundInFlight != nil { uplink.generation += 1 }
                 uplink.roundInFlight = nil
             case .probe:
                 let triggered = events.contains { $0.facts.name.value == name && AgentCore.canChangeAnswer($0) }
                 if isNew || triggered || previousLink != link {
-                    if uplink.roundInFlight != nil { uplink.generation += 1; uplink.roundInFlight = nil }
+                    uplink.roundInFlight = nil
                     uplink.schedule.probeNow(at: now.monotonicMilliseconds, policy: policy)
                     uplink.linkTriggered = true
                 }
@@ -109,10 +114,10 @@ public struct AgentCore: Sendable {
 
     /// A probe round finished. Results of a stale generation only count their bytes.
     public mutating func roundFinished(_ report: CheckReport, generation: Int, now: Instant) -> [Action] {
-        guard var uplink = uplinks[report.interface] else { return [] }
-        uplink.budget.record(report.probes.reduce(0) { $0 + $1.bytes }, at: now.monotonicMilliseconds)
-        guard uplink.roundInFlight == generation, uplink.generation == generation else {
-            uplinks[report.interface] = uplink
+        // Bytes were spent whatever became of the uplink.
+        budgets[report.interface, default: ByteBudget(limitBytes: nil)]
+            .record(report.probes.reduce(0) { $0 + $1.bytes }, at: now.monotonicMilliseconds)
+        guard var uplink = uplinks[report.interface], uplink.roundInFlight == generation else {
             return dueRounds(now: now)
         }
         uplink.roundInFlight = nil
@@ -150,12 +155,13 @@ public struct AgentCore: Sendable {
         AgentState(primary: selector.primary, uplinks: uplinks.keys.sorted().map { name in
             let uplink = uplinks[name]!
             let assessment = uplink.machine.assessment
+            let budget = budgets[name] ?? ByteBudget(limitBytes: nil)
             return UplinkStatus(
                 interface: name, kind: uplink.kind, verdict: assessment.verdict, reason: assessment.reason,
                 sinceWallSeconds: uplink.machine.since.wallSeconds,
                 ipv4: uplink.machine.families[.ipv4]?.verdict, ipv6: uplink.machine.families[.ipv6]?.verdict,
-                bytesToday: uplink.budget.spentBytes, budgetBytes: uplink.budget.limitBytes,
-                budgetExhausted: uplink.budget.isExhausted(at: now.monotonicMilliseconds),
+                bytesToday: budget.spentBytes(at: now.monotonicMilliseconds), budgetBytes: budget.limitBytes,
+                budgetExhausted: budget.isExhausted(at: now.monotonicMilliseconds),
                 portalURL: assessment.verdict == .captive ? assessment.portalURL : nil)
         }, writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped)
     }
@@ -178,17 +184,18 @@ public struct AgentCore: Sendable {
             var uplink = uplinks[name]!
             guard uplink.roundInFlight == nil, case .probe(let families) = uplink.link,
                   uplink.schedule.isDue(at: now.monotonicMilliseconds) else { continue }
-            if !uplink.linkTriggered && !uplink.budget.allowsPeriodicProbe(at: now.monotonicMilliseconds) {
-                // Budget spent: wait for a link event (or the next day's window).
-                uplink.schedule.stop()
+            if !uplink.linkTriggered, var budget = budgets[name], !budget.allowsPeriodicProbe(at: now.monotonicMilliseconds) {
+                // Budget spent: only link events probe until the day's window rolls over.
+                budgets[name] = budget
+                uplink.schedule.postpone(until: budget.windowEndMilliseconds ?? now.monotonicMilliseconds + ByteBudget.dayMilliseconds)
                 uplinks[name] = uplink
                 continue
             }
             uplink.linkTriggered = false
-            uplink.generation += 1
-            uplink.roundInFlight = uplink.generation
+            lastGeneration += 1
+            uplink.roundInFlight = lastGeneration
             uplinks[name] = uplink
-            actions.append(.startRound(uplink.name, families: families, generation: uplink.generation))
+            actions.append(.startRound(uplink.name, families: families, generation: lastGeneration))
         }
         return actions
     }

@@ -28,6 +28,18 @@ public struct ByteBudget: Sendable, Equatable {
         return spentBytes < limitBytes
     }
 
+    /// When the current 24-hour window ends, if one has started.
+    public var windowEndMilliseconds: Int? {
+        windowStartMilliseconds.map { $0 + ByteBudget.dayMilliseconds }
+    }
+
+    /// Bytes spent in the window that holds `now` (0 once it has rolled over).
+    public func spentBytes(at now: Int) -> Int {
+        var copy = self
+        copy.rollWindow(at: now)
+        return copy.spentBytes
+    }
+
     public func isExhausted(at now: Int) -> Bool {
         var copy = self
         return !copy.allowsPeriodicProbe(at: now)

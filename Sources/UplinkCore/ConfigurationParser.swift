@@ -330,7 +330,7 @@ public struct ProbeDraft: Sendable {
             }
             validator = ValidatorCommand(path: path, arguments: Array(words.dropFirst()))
         case "authorization":
-            guard !value.isEmpty, !value.contains("\n"), !value.contains("\r") else {
+            guard !value.isEmpty, !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) else {
                 throw ValueError("expected a single-line header value such as 'Bearer TOKEN'")
             }
             authorization = value
@@ -346,6 +346,10 @@ public struct ProbeDraft: Sendable {
 
     public func build(name: String) throws(BuildError) -> ProbeSpec {
         guard let url else { throw BuildError(key: "url", message: "has no url") }
+        // A secret sent in clear text over every uplink, portals included, is not a secret.
+        if authorization != nil && url.scheme != .https {
+            throw BuildError(key: "authorization", message: "an Authorization header needs an https:// url")
+        }
         return ProbeSpec(name: name, url: url,
                          expectation: Expectation(status: status, bodyEquals: bodyEquals, bodyContains: bodyContains,
                                                   bodyPattern: bodyPattern, validator: validator),

@@ -33,6 +33,11 @@ public struct ProbeSchedule: Sendable, Equatable {
         nextDueMilliseconds = (online && !policy.probeWhenOnline) ? nil : now + policy.intervalMilliseconds
     }
 
+    /// Nothing before `time` (a spent byte budget waits for its next window).
+    public mutating func postpone(until time: Int) {
+        nextDueMilliseconds = time
+    }
+
     public func isDue(at now: Int) -> Bool {
         guard let due = nextDueMilliseconds else { return false }
         return due <= now

@@ -135,16 +135,20 @@ public enum StateFileFormat {
             lineNumber += 1
             if line.hasPrefix("#") || line.isEmpty { continue }
             let fields = line.split(separator: " ").map(String.init)
-            switch fields[0] {
+            guard let first = fields.first else { continue }
+            switch first {
             case "format":
                 guard fields.count >= 2, Int(fields[1]) == version else {
                     throw DecodeError(line: lineNumber, message: "unsupported format '\(fields.dropFirst().joined(separator: " "))'")
                 }
                 sawFormat = true
             case "written":
-                state.writtenWallSeconds = fields.count > 1 ? Int(fields[1]) ?? 0 : 0
+                state.writtenWallSeconds = try timestamp(fields, line: lineNumber)
             case "pid":
-                state.pid = fields.count > 1 ? Int(fields[1]) ?? 0 : 0
+                guard fields.count > 1, let pid = Int(fields[1]), (1...Int(Int32.max)).contains(pid) else {
+                    throw DecodeError(line: lineNumber, message: "malformed pid")
+                }
+                state.pid = pid
             case "state":
                 state.stopped = fields.count > 1 && fields[1] == "stopped"
             case "primary":
@@ -152,7 +156,8 @@ public enum StateFileFormat {
             case "uplink":
                 guard fields.count >= 12,
                       let kind = InterfaceKind(rawValue: fields[2]), let verdict = Verdict(rawValue: fields[3]),
-                      let since = Int(fields[5]), let bytes = Int(fields[8]) else {
+                      let since = Int(fields[5]), validTimes.contains(since),
+                      let bytes = Int(fields[8]), bytes >= 0 else {
                     throw DecodeError(line: lineNumber, message: "malformed uplink line")
                 }
                 state.uplinks.append(UplinkStatus(
@@ -168,24 +173,25 @@ public enum StateFileFormat {
         return state
     }
 
+    /// Seconds since the epoch that make sense (readers subtract them from now).
+    static let validTimes = 0...(Int(Int32.max) * 64)
+
+    static func timestamp(_ fields: [String], line: Int) throws(DecodeError) -> Int {
+        guard fields.count > 1, let value = Int(fields[1]), validTimes.contains(value) else {
+            throw DecodeError(line: line, message: "malformed time")
+        }
+        return value
+    }
+
     /// Reasons are our own tokens; anything else is made a single safe token.
     static func token(_ text: String) -> String {
         let cleaned = String(text.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7f ? Character($0) : "_" })
         return cleaned.isEmpty ? "-" : cleaned
     }
 
-    /// A portal URL comes from the network: percent-encode whatever would break a
-    /// field (spaces, controls, non-ASCII) so it stays one token.
+    /// A portal URL comes from the network: percent-encoded so it stays one field.
     static func urlToken(_ url: String) -> String {
-        var result = ""
-        for byte in url.utf8 {
-            if byte > 0x20 && byte < 0x7f {
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                let hex = String(byte, radix: 16, uppercase: true)
-                result += "%" + (hex.count == 1 ? "0" : "") + hex
-            }
-        }
-        return result.isEmpty ? "-" : result
+        let safe = PortalHints.safeURL(url)
+        return safe.isEmpty ? "-" : safe
     }
 }

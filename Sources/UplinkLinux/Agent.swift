@@ -195,20 +195,12 @@ public final class Agent {
         let kind = kindReader.kind(of: name, configured: configuration.interfaceKinds[name.value])
         let threshold = configuration.successThresholdPercent
         let started = MonotonicClock.nowMilliseconds()
-        do {
-            try rounds.run(requests, settings: ProbeSettings(configuration: configuration),
-                           validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds) { [weak self] results in
-                let report = CheckPlanner.report(interface: name, kind: kind, link: link, results: results,
-                                                 thresholdPercent: threshold,
-                                                 elapsedMilliseconds: MonotonicClock.nowMilliseconds() - started)
-                self?.roundFinished(report, generation: generation)
-            }
-        } catch {
-            // The core waits for this round; report it as failed so scheduling goes on.
-            Log.error("cannot start probes on \(name): \(error)")
-            let report = CheckReport(interface: name.value, kind: kind, assessment: Assessment(.limited, reason: "error"),
-                                     elapsedMilliseconds: 0)
-            loop.schedule(afterMilliseconds: 0) { [weak self] in self?.roundFinished(report, generation: generation) }
+        rounds.run(requests, settings: ProbeSettings(configuration: configuration),
+                   validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds) { [weak self] results in
+            let report = CheckPlanner.report(interface: name, kind: kind, link: link, results: results,
+                                             thresholdPercent: threshold,
+                                             elapsedMilliseconds: MonotonicClock.nowMilliseconds() - started)
+            self?.roundFinished(report, generation: generation)
         }
     }
 

@@ -28,16 +28,12 @@ public final class CheckRunner {
             let link = LinkEvaluator.evaluate(snapshot.facts(for: name))
             let kind = kindReader.kind(of: name, configured: configuration.interfaceKinds[name.value])
             let requests = CheckPlanner.requests(for: name, link: link, probes: configuration.probes)
-            do {
-                try rounds.run(requests, settings: settings,
-                               validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds) { results in
-                    reports[position] = CheckPlanner.report(
-                        interface: name, kind: kind, link: link, results: results,
-                        thresholdPercent: self.configuration.successThresholdPercent,
-                        elapsedMilliseconds: MonotonicClock.nowMilliseconds() - start)
-                }
-            } catch {
-                throw .curl(error)
+            rounds.run(requests, settings: settings,
+                       validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds) { results in
+                reports[position] = CheckPlanner.report(
+                    interface: name, kind: kind, link: link, results: results,
+                    thresholdPercent: self.configuration.successThresholdPercent,
+                    elapsedMilliseconds: MonotonicClock.nowMilliseconds() - start)
             }
         }
         do { try loop.run() } catch { throw .system(error) }

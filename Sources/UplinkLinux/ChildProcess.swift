@@ -109,7 +109,15 @@ public final class ChildProcess {
             }
             try loop.watch(pidDescriptor, for: .readable) { [self] _ in childExited() }
         } catch {
+            // Undo everything, so nothing is left in the loop and no zombie remains.
             kill(-pid, SIGKILL)
+            loop.unwatch(pidDescriptor)
+            closeOutputDescriptor()
+            closeInput()
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            close(pidDescriptor)
+            self.completion = nil
             throw error
         }
         timers.append(loop.schedule(afterMilliseconds: timeoutMilliseconds) { [self] in
@@ -154,11 +162,16 @@ public final class ChildProcess {
         inputDescriptor = -1
     }
 
+    /// Reads what is there, at most 16 chunks per wake-up: epoll is level-triggered and
+    /// calls again, and a child that floods its output cannot keep the loop (and with
+    /// it the child's own time limit) from running.
     private func readOutput() {
         var buffer = [UInt8](repeating: 0, count: 4_096)
-        while outputDescriptor >= 0 {
+        var chunks = 0
+        while outputDescriptor >= 0 && chunks < 16 {
             let count = buffer.withUnsafeMutableBytes { read(outputDescriptor, $0.baseAddress, $0.count) }
             if count > 0 {
+                chunks += 1
                 consume(buffer[0..<count])
             } else if count < 0 && errno == EINTR {
                 continue
@@ -171,7 +184,6 @@ public final class ChildProcess {
     }
 
     private func consume(_ bytes: ArraySlice<UInt8>) {
-        guard outputBudgetBytes > 0 else { return }
         outputBudgetBytes -= bytes.count
         for byte in bytes {
             if byte == UInt8(ascii: "\n") {
@@ -180,7 +192,12 @@ public final class ChildProcess {
                 partialLine.append(byte)
             }
         }
-        if outputBudgetBytes <= 0 { onLine("(further output dropped: more than 1 MiB)") }
+        if outputBudgetBytes <= 0 {
+            // Stop listening: the child blocks on a full pipe until its time limit.
+            onLine("(further output ignored: more than 1 MiB)")
+            if !partialLine.isEmpty { emitLine() }
+            closeOutputDescriptor()
+        }
     }
 
     private func emitLine() {
@@ -191,10 +208,15 @@ public final class ChildProcess {
     private func closeOutput() {
         guard outputDescriptor >= 0 else { return }
         if !partialLine.isEmpty { emitLine() }
+        closeOutputDescriptor()
+        finishIfDone()
+    }
+
+    private func closeOutputDescriptor() {
+        guard outputDescriptor >= 0 else { return }
         loop.unwatch(outputDescriptor)
         close(outputDescriptor)
         outputDescriptor = -1
-        finishIfDone()
     }
 
     private func childExited() {
@@ -210,12 +232,8 @@ public final class ChildProcess {
     private func finishIfDone() {
         guard exited, let completion else { return }
         self.completion = nil
-        if outputDescriptor >= 0 {
-            if !partialLine.isEmpty { emitLine() }
-            loop.unwatch(outputDescriptor)
-            close(outputDescriptor)
-            outputDescriptor = -1
-        }
+        if outputDescriptor >= 0 && !partialLine.isEmpty { emitLine() }
+        closeOutputDescriptor()
         closeInput()
         for timer in timers { loop.cancel(timer) }
         // Over its limit, what the child left behind in its group goes too (the group id

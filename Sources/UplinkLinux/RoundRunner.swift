@@ -13,19 +13,28 @@ public final class RoundRunner {
         self.prober = prober
     }
 
-    /// Starts a round; `completion` gets the results in request order.
+    /// Starts a round; `completion` gets the results in request order, always exactly
+    /// once, on the loop. A probe libcurl refuses to start counts as a failed probe.
     public func run(_ requests: [ProbeRequest], settings: ProbeSettings, validatorTimeoutMilliseconds: Int,
-                    completion: @escaping ([ProbeResult]) -> Void) throws(CurlError) {
+                    completion: @escaping ([ProbeResult]) -> Void) {
         guard !requests.isEmpty else {
-            completion([])
+            loop.schedule(afterMilliseconds: 0) { completion([]) }
             return
         }
         let round = Round(count: requests.count, completion: completion)
         for (slot, request) in requests.enumerated() {
-            try prober.start(request, settings: settings) { [loop] result in
-                RoundRunner.validate(result, loop: loop, timeoutMilliseconds: validatorTimeoutMilliseconds) { validated in
-                    round.fill(slot, with: validated)
+            do {
+                try prober.start(request, settings: settings) { [loop] result in
+                    RoundRunner.validate(result, loop: loop, timeoutMilliseconds: validatorTimeoutMilliseconds) { validated in
+                        round.fill(slot, with: validated)
+                    }
                 }
+            } catch {
+                Log.error("cannot start probe \(request.probe.name) on \(request.interface): \(error)")
+                let failed = ProbeResult(request: request, outcome: .failure(.other(code: error.code, message: error.message)),
+                                         elapsedMilliseconds: 0, bytes: 0)
+                // Delivered from the loop, like every other result.
+                loop.schedule(afterMilliseconds: 0) { round.fill(slot, with: failed) }
             }
         }
     }

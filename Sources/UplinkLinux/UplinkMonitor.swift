@@ -155,7 +155,18 @@ public final class UplinkMonitor: @unchecked Sendable {
 }
 
 /// A closure handed to a new pthread (retained across the C boundary, released there).
+/// SIGPIPE is blocked on that thread: writing to a validator that exited then gives
+/// EPIPE instead of killing the embedding program (the process's own signal setup is
+/// left alone).
 private final class ThreadBody {
-    let run: () -> Void
-    init(_ run: @escaping () -> Void) { self.run = run }
+    private let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
+
+    func run() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        body()
+    }
 }

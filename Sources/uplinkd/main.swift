@@ -71,6 +71,9 @@ interface; several interfaces: the highest of theirs. 64 usage error,
 78 configuration error, 70 internal error.
 """
 
+// Writing to a validator that exited must give EPIPE, not kill the agent.
+signal(SIGPIPE, SIG_IGN)
+
 let arguments = CommandLine.arguments.dropFirst()
 let status: Int32
 switch arguments.first {

@@ -469,6 +469,40 @@ struct AgentCoreTests {
         #expect(core.uplinkNames.isEmpty)
     }
 
+    @Test func roundOfAVanishedUplinkCannotDecideForItsSuccessor() throws {
+        var core = AgentCore(policy: policy())
+        let wwan0 = try uplink("wwan0", index: 3)
+        let old = try #require(rounds(core.linksChanged(uplinks: [(wwan0, .wwan)], events: [], now: at(0)))["wwan0"])
+        // The modem re-enumerates while its first round is in flight.
+        _ = core.linksChanged(uplinks: [], events: [.disappeared(wwan0)], now: at(10))
+        let reborn = try uplink("wwan0", index: 9)
+        let fresh = try #require(rounds(core.linksChanged(uplinks: [(reborn, .wwan)], events: [.appeared(reborn)], now: at(20)))["wwan0"])
+        #expect(fresh != old)
+        _ = core.roundFinished(report("wwan0", online), generation: old, now: at(30))
+        #expect(core.verdict(of: "wwan0")?.verdict == .unknown)
+        _ = core.roundFinished(report("wwan0", limited), generation: fresh, now: at(40))
+        #expect(core.verdict(of: "wwan0")?.verdict == .limited)
+    }
+
+    @Test func budgetSurvivesReEnumerationAndLiftsWithTheNextWindow() throws {
+        var settings: [String: InterfaceSettings] = [:]
+        settings["wwan0"] = InterfaceSettings(dailyBudgetBytes: 1_000)
+        var core = AgentCore(policy: policy(), interfaceSettings: settings)
+        let wwan0 = try uplink("wwan0", index: 3)
+        let first = try #require(rounds(core.linksChanged(uplinks: [(wwan0, .wwan)], events: [], now: at(0)))["wwan0"])
+        _ = core.roundFinished(report("wwan0", online, bytes: 1_500), generation: first, now: at(0))
+        _ = core.linksChanged(uplinks: [], events: [.disappeared(wwan0)], now: at(10))
+        let reborn = try uplink("wwan0", index: 9)
+        let second = try #require(rounds(core.linksChanged(uplinks: [(reborn, .wwan)], events: [.appeared(reborn)], now: at(20)))["wwan0"])
+        _ = core.roundFinished(report("wwan0", online, bytes: 100), generation: second, now: at(30))
+        #expect(core.state(now: at(40), pid: 1).uplinks.first?.bytesToday == 1_600)
+        // The periodic round is refused and postponed to the end of the window.
+        #expect(rounds(core.tick(now: at(60_030))).isEmpty)
+        #expect(core.nextWakeMilliseconds() == ByteBudget.dayMilliseconds)
+        #expect(rounds(core.tick(now: at(ByteBudget.dayMilliseconds)))["wwan0"] != nil)
+        #expect(core.state(now: at(ByteBudget.dayMilliseconds), pid: 1).uplinks.first?.budgetExhausted == false)
+    }
+
     @Test func uplinkDroppedByConfigurationIsNotAnUplink() throws {
         var core = AgentCore(policy: policy())
         let eth0 = try uplink("eth0", index: 2)

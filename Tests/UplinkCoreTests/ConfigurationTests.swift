@@ -47,7 +47,7 @@ struct ConfigurationTests {
             validator-timeout = 1s
 
             [probe corp-health]
-            url = http://Portal.Corp.example:8080/health?x=1#frag
+            url = https://Portal.Corp.example:8080/health?x=1#frag
             expect-status = 200
             expect-body = "  ok  "
             expect-contains = ok
@@ -75,7 +75,7 @@ struct ConfigurationTests {
         try #require(c.customProbes.count == 2)
         #expect(c.probes.map(\.name) == ["corp-health", "v6.lit"])
         let corp = c.customProbes[0]
-        #expect(corp.url.description == "http://portal.corp.example:8080/health?x=1")
+        #expect(corp.url.description == "https://portal.corp.example:8080/health?x=1")
         #expect(corp.url.port == 8080)
         #expect(corp.expectation.status == 200)
         #expect(corp.expectation.bodyEquals == "  ok  ")
