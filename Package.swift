@@ -7,12 +7,14 @@ import PackageDescription
 //   UplinkCore   pure Swift (no C imports): model, configuration, classification, verdicts.
 //   CCurl, CNetlink   system libraries found by pkg-config.
 //   CUplinkShim  typed, non-variadic C wrappers for what Swift cannot call directly.
-//   UplinkLinux  adapters: netlink, sysfs, libcurl prober, event loop, processes.
+//   UplinkLinux  adapters: netlink, sysfs, libcurl prober, event loop, processes, the agent.
+//   UplinkMonitor the embedding API (async changes). A target of its own so the
+//                command line does not link Swift Concurrency and Dispatch.
 //   uplinkd      the command line.
 let package = Package(
     name: "uplinkd",
     products: [
-        .library(name: "Uplink", targets: ["UplinkCore", "UplinkLinux"]),
+        .library(name: "Uplink", targets: ["UplinkCore", "UplinkLinux", "UplinkMonitor"]),
         .executable(name: "uplinkd", targets: ["uplinkd"]),
     ],
     targets: [
@@ -35,12 +37,16 @@ let package = Package(
             name: "UplinkLinux",
             dependencies: ["UplinkCore", "CCurl", "CNetlink", "CUplinkShim"]
         ),
+        .target(
+            name: "UplinkMonitor",
+            dependencies: ["UplinkCore", "UplinkLinux"]
+        ),
         .executableTarget(
             name: "uplinkd",
             dependencies: ["UplinkCore", "UplinkLinux"]
         ),
         .testTarget(name: "UplinkCoreTests", dependencies: ["UplinkCore"]),
-        .testTarget(name: "UplinkLinuxTests", dependencies: ["UplinkLinux", "UplinkCore"]),
+        .testTarget(name: "UplinkLinuxTests", dependencies: ["UplinkLinux", "UplinkCore", "UplinkMonitor"]),
     ],
     swiftLanguageModes: [.v5]
 )

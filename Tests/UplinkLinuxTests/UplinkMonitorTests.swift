@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import UplinkCore
 import UplinkLinux
+import UplinkMonitor
 
 /// The embedding API, exercised without sending a packet: the only uplink is the
 /// loopback interface (never probed: it has no usable address), and the probe set is

@@ -1,5 +1,6 @@
 import Glibc
 import UplinkCore
+import UplinkLinux
 
 /// A change seen by an `UplinkMonitor`: the state after it and what hooks would hear.
 public struct UplinkChange: Sendable {
