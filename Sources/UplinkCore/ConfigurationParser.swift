@@ -100,67 +100,26 @@ public struct ConfigurationParser {
             guard seenKeys.insert(key).inserted else {
                 throw error(lineNumber, key, "set twice in the same section")
             }
-            let value: String
-            do {
-                value = try ConfigurationParser.unquote(rawValue)
+            // Every value error below is located here: file, line and key.
+            do throws(ValueError) {
+                let value = try ConfigurationParser.unquote(rawValue)
+                switch currentSection {
+                case .check:
+                    try ConfigurationParser.applyCheckKey(key, value, to: &configuration)
+                case .probe(let name, let line, var draft):
+                    try draft.apply(key, value)
+                    section = .probe(name: name, line: line, draft: draft)
+                case .uplinks:
+                    try ConfigurationParser.applyUplinksKey(key, value, to: &configuration)
+                case .links:
+                    try ConfigurationParser.applyLinksKey(key, value, to: &configuration)
+                case .agent:
+                    try ConfigurationParser.applyAgentKey(key, value, to: &configuration.agent)
+                case .interface(let name):
+                    try ConfigurationParser.applyInterfaceKey(key, value, interface: name, to: &configuration)
+                }
             } catch {
                 throw self.error(lineNumber, key, error.message)
-            }
-
-            switch currentSection {
-            case .check:
-                do {
-                    try ConfigurationParser.applyCheckKey(key, value, to: &configuration)
-                } catch {
-                    throw self.error(lineNumber, key, error.message)
-                }
-            case .probe(let name, let line, var draft):
-                do {
-                    try draft.apply(key, value)
-                } catch {
-                    throw self.error(lineNumber, key, error.message)
-                }
-                section = .probe(name: name, line: line, draft: draft)
-            case .uplinks:
-                guard key == "interfaces" else {
-                    throw error(lineNumber, key, "unknown key in [uplinks]; expected: interfaces")
-                }
-                do {
-                    configuration.uplinkSelection = try ValueParser.uplinkSelection(value)
-                } catch {
-                    throw self.error(lineNumber, key, error.message)
-                }
-            case .links:
-                guard key == "receive-buffer" else {
-                    throw error(lineNumber, key, "unknown key in [links]; expected: receive-buffer")
-                }
-                do {
-                    configuration.netlinkReceiveBufferBytes = try ValueParser.byteCount(value, range: 4_096...(64 << 20))
-                } catch {
-                    throw self.error(lineNumber, key, error.message)
-                }
-            case .agent:
-                do {
-                    try ConfigurationParser.applyAgentKey(key, value, to: &configuration.agent)
-                } catch {
-                    throw self.error(lineNumber, key, error.message)
-                }
-            case .interface(let name):
-                switch key {
-                case "kind":
-                    guard let kind = InterfaceKind(rawValue: value) else {
-                        throw error(lineNumber, key, "expected one of ethernet, wifi, wwan, other; got '\(value.printableEscaped)'")
-                    }
-                    configuration.interfaceKinds[name] = kind
-                case "daily-budget":
-                    do {
-                        configuration.interfaceBudgets[name] = try ValueParser.optionalBudget(value)
-                    } catch {
-                        throw self.error(lineNumber, key, error.message)
-                    }
-                default:
-                    throw error(lineNumber, key, "unknown key in [interface \(name)]; expected: kind, daily-budget")
-                }
             }
         }
         try finish(section)
@@ -204,6 +163,34 @@ public struct ConfigurationParser {
             configuration.validatorTimeoutMilliseconds = try ValueParser.duration(value, range: 100...60_000)
         default:
             throw ValueError("unknown key in [check]; expected one of: timeout, success-threshold, body-limit, https-only, default-probes, validator-timeout")
+        }
+    }
+
+    /// Keys of the [uplinks] section.
+    static func applyUplinksKey(_ key: String, _ value: String, to configuration: inout Configuration) throws(ValueError) {
+        guard key == "interfaces" else { throw ValueError("unknown key in [uplinks]; expected: interfaces") }
+        configuration.uplinkSelection = try ValueParser.uplinkSelection(value)
+    }
+
+    /// Keys of the [links] section.
+    static func applyLinksKey(_ key: String, _ value: String, to configuration: inout Configuration) throws(ValueError) {
+        guard key == "receive-buffer" else { throw ValueError("unknown key in [links]; expected: receive-buffer") }
+        configuration.netlinkReceiveBufferBytes = try ValueParser.byteCount(value, range: 4_096...(64 << 20))
+    }
+
+    /// Keys of an [interface NAME] section.
+    static func applyInterfaceKey(_ key: String, _ value: String, interface name: String,
+                                  to configuration: inout Configuration) throws(ValueError) {
+        switch key {
+        case "kind":
+            guard let kind = InterfaceKind(rawValue: value) else {
+                throw ValueError("expected one of ethernet, wifi, wwan, other; got '\(value.printableEscaped)'")
+            }
+            configuration.interfaceKinds[name] = kind
+        case "daily-budget":
+            configuration.interfaceBudgets[name] = try ValueParser.optionalBudget(value)
+        default:
+            throw ValueError("unknown key in [interface \(name)]; expected: kind, daily-budget")
         }
     }
 
