@@ -1,0 +1,84 @@
+"""Tests of the shipped hooks (hooks/ in the repository).
+
+- 50-route-failover, with the agent running in the namespace lab: the route the
+  gateway uses for the lab's internet address (`ip route get`) follows the primary
+  uplink, and comes back after recovery and hold-down; the backups keep their own
+  default routes.
+- Every shipped hook passes `shellcheck -s sh` (POSIX sh, no bashisms).
+"""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentrun import AgentError, AgentRun, config_text
+from lab import INTERNET_ADDR
+
+HOOKS = Path(__file__).resolve().parents[2] / "hooks"
+SHIPPED = sorted(p for p in HOOKS.iterdir() if p.is_file() and p.name != "README.md")
+
+
+def route_dev(lb) -> str:
+    """The device the gateway would use for the lab's internet address."""
+    out = lb.ip("gw", "route", "get", INTERNET_ADDR).stdout.split()
+    return out[out.index("dev") + 1]
+
+
+def owned_routes(lb) -> str:
+    return lb.ip("gw", "-4", "route", "show", "default", "proto", "77").stdout.strip()
+
+
+def wait(run, predicate, timeout, what):
+    try:
+        return run.wait_until(predicate, timeout, what)
+    except AgentError as exc:
+        pytest.fail(f"{exc}\n{run.transcript()}", pytrace=False)
+
+
+def test_route_failover_follows_the_primary(fresh_lab, serve, blackhole, tmp_path):
+    lb = fresh_lab
+    serve(lb, "inet", "internet")
+    serve(lb, "portal", "internet")
+    # Without the hook the gateway prefers wwan0 (metric 100), the dead uplink.
+    assert route_dev(lb) == "wwan0"
+    run = AgentRun(lb, tmp_path / "agent", config_text(),
+                   hooks={"50-route-failover": (HOOKS / "50-route-failover").read_text()})
+    run.start()
+    try:
+        wait(run, lambda: route_dev(lb) == "eth0", 15, "route via eth0 once eth0 is primary")
+        assert "dev eth0" in owned_routes(lb) and "metric 10" in owned_routes(lb)
+        # The backups' own default routes stay, so probes bound to them keep working.
+        defaults = lb.ip("gw", "-4", "route", "show", "default").stdout
+        assert "dev wlan0" in defaults and "dev wwan0" in defaults and "metric 300" in defaults
+
+        blackhole(lb, "inet")
+        wait(run, lambda: route_dev(lb) == "wlan0", 20, "route moved to wlan0 after eth0's upstream was cut")
+        assert "dev eth0" not in owned_routes(lb)
+
+        lb.unblackhole("inet")
+        wait(run, lambda: route_dev(lb) == "eth0", 25, "route back on eth0 after recovery and hold-down")
+
+        # No online uplink: the hook's routes go, the kernel's own order applies again.
+        lb.ip("portal", "link", "set", lb.peer_of("wlan0")[1], "down")
+        lb.ip("inet", "link", "set", lb.peer_of("eth0")[1], "down")
+        wait(run, lambda: owned_routes(lb) == "", 15, "preferred routes removed with no online uplink")
+        assert run.stop() == 0
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("hook", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_shipped_hooks_pass_shellcheck(hook):
+    if shutil.which("shellcheck") is None:
+        if os.environ.get("UPLINKD_REQUIRE_LAB"):
+            pytest.fail("shellcheck is not installed; .ci/setup installs it")
+        pytest.skip("shellcheck not installed (apt-get install shellcheck)")
+    done = subprocess.run(["shellcheck", "-s", "sh", str(hook)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_hooks_are_shipped():
+    assert SHIPPED, "hooks/ holds no hook"
