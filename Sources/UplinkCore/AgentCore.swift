@@ -22,6 +22,8 @@ public struct AgentCore: Sendable {
         var roundInFlight: Int?
         /// The next round was asked for by a link event (allowed over budget).
         var linkTriggered = false
+        /// A round was asked for while one was in flight: start another right after.
+        var probeAgain = false
     }
 
     public private(set) var policy: AgentPolicy
@@ -129,9 +131,27 @@ public struct AgentCore: Sendable {
         if case .probe = uplink.link {
             uplink.schedule.roundFinished(at: now.monotonicMilliseconds, suspect: uplink.machine.isSuspect,
                                           online: uplink.machine.verdict == .online, policy: policy)
+            if uplink.probeAgain {
+                uplink.probeAgain = false
+                uplink.schedule.probeNow(at: now.monotonicMilliseconds, policy: policy)
+            }
         }
         uplinks[report.interface] = uplink
         return actions + reselectPrimary(now: now) + dueRounds(now: now)
+    }
+
+    /// Probe an uplink at once, outside its schedule (after a portal-login hook, say).
+    /// Allowed over a spent budget, like a link event.
+    public mutating func probeNow(_ name: String, now: Instant) -> [Action] {
+        guard var uplink = uplinks[name], case .probe = uplink.link else { return [] }
+        if uplink.roundInFlight != nil {
+            uplink.probeAgain = true
+        } else {
+            uplink.schedule.probeNow(at: now.monotonicMilliseconds, policy: policy)
+        }
+        uplink.linkTriggered = true
+        uplinks[name] = uplink
+        return dueRounds(now: now)
     }
 
     /// Time passed: start due rounds, end hold-downs.

@@ -65,6 +65,13 @@ public final class Agent {
                            timeoutMilliseconds: configuration.agent.hookTimeoutMilliseconds)
         stateWriter = options.writeStateFile ? StateWriter(path: configuration.agent.stateFilePath) : nil
         core = AgentCore(policy: configuration.agent, interfaceSettings: configuration.interfaceSettings)
+        // A hook told of a portal may have logged in (the portal-login hook): look
+        // again at once instead of at the next scheduled round.
+        hooks.onEventFinished = { [unowned self] event in
+            guard !stopping, event.kind == .verdict, event.verdict == .captive else { return }
+            Log.info("\(event.interface): hooks done for the portal; probing again")
+            perform(core.probeNow(event.interface, now: now()))
+        }
     }
 
     /// Called on the loop after every change of the published state, with the hook

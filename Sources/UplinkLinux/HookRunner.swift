@@ -14,6 +14,8 @@ public final class HookRunner {
     private var current: (event: HookEvent, remaining: [String])?
     private var running: ChildProcess?
     private var onIdle: (() -> Void)?
+    /// Called on the loop when every hook of an event has run.
+    public var onEventFinished: ((HookEvent) -> Void)?
 
     public init(loop: EventLoop, directory: String, timeoutMilliseconds: Int) {
         self.loop = loop
@@ -45,6 +47,7 @@ public final class HookRunner {
     private func startNext() {
         while running == nil {
             if current == nil || current!.remaining.isEmpty {
+                if let finished = current?.event { onEventFinished?(finished) }
                 current = nil
                 if let onIdle {
                     self.onIdle = nil

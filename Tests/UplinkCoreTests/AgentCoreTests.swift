@@ -503,6 +503,22 @@ struct AgentCoreTests {
         #expect(core.state(now: at(ByteBudget.dayMilliseconds), pid: 1).uplinks.first?.budgetExhausted == false)
     }
 
+    @Test func probeNowAfterAPortalHookOverridesTheSchedule() throws {
+        var settings: [String: InterfaceSettings] = [:]
+        settings["wlan0"] = InterfaceSettings(dailyBudgetBytes: 1_000)
+        var core = AgentCore(policy: policy(), interfaceSettings: settings)
+        let wlan0 = try uplink("wlan0", index: 4)
+        let first = try #require(rounds(core.linksChanged(uplinks: [(wlan0, .wifi)], events: [], now: at(0)))["wlan0"])
+        // Asked while the round is in flight: the next round follows right after it.
+        #expect(rounds(core.probeNow("wlan0", now: at(5))).isEmpty)
+        let next = rounds(core.roundFinished(report("wlan0", captive, bytes: 2_000), generation: first, now: at(10)))
+        #expect(next["wlan0"] != nil)
+        _ = core.roundFinished(report("wlan0", captive), generation: next["wlan0"]!, now: at(20))
+        // Budget spent, schedule far away: probeNow still probes at once.
+        #expect(rounds(core.probeNow("wlan0", now: at(30)))["wlan0"] != nil)
+        #expect(rounds(core.probeNow("nosuch0", now: at(30))).isEmpty)
+    }
+
     @Test func uplinkDroppedByConfigurationIsNotAnUplink() throws {
         var core = AgentCore(policy: policy())
         let eth0 = try uplink("eth0", index: 2)

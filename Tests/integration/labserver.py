@@ -14,6 +14,13 @@ once the socket is listening. Modes:
   portal-511     every path -> 511 with a meta refresh (RFC 6585 example)
   proxy-garbage  every path -> 200 "OK"
   proxy-5xx      every path -> 502
+  portal-wispr   a WISPr hotspot: every path -> 200 page with a WISPr block until the
+                 client POSTs UserName=labuser, Password=s3cret &pass! to
+                 /wispr/login (WISPr reply 120/50; wrong credentials 120/100);
+                 then the internet for that client
+  portal-click   a click-through portal: every path -> 200 page with a form (hidden
+                 token, "accept" checkbox) until the client POSTs token and
+                 accept=yes to /accept; then the internet for that client
 
 With --mode-file FILE the mode is read from FILE (one mode name) before every
 request, so a test can switch a running server's behaviour without a gap in
@@ -26,7 +33,7 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 BASE = "http://203.0.113.80"
 
@@ -68,6 +75,23 @@ NETAUTH_HTML = ("<html>\n<head>\n<title>Network Authentication Required</title>\
                 "authenticate with the local network</a> in order to gain access.</p>\n"
                 "</body>\n</html>\n").encode()
 
+WISPR_USER, WISPR_PASSWORD = "labuser", "s3cret &pass!"
+
+CLICK_HTML = (b"<!DOCTYPE html>\n<html><head><title>Free lab Wi-Fi</title></head><body>\n"
+              b"<h1>Free Wi-Fi</h1><p>Accept the terms of use to continue.</p>\n"
+              b"<form method=\"post\" action=\"/accept\">\n"
+              b"<input type=\"hidden\" name=\"token\" value=\"t0k3n\">\n"
+              b"<input type=\"checkbox\" name=\"accept\" value=\"yes\"> I accept\n"
+              b"<button type=\"submit\">Continue</button></form>\n</body></html>\n")
+
+
+def wispr_reply(code, message):
+    return ("<html><body><!--<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+            "<WISPAccessGatewayParam><AuthenticationReply><MessageType>120</MessageType>"
+            f"<ResponseCode>{code}</ResponseCode><ReplyMessage>{message}</ReplyMessage>"
+            "</AuthenticationReply></WISPAccessGatewayParam>--></body></html>\n").encode()
+
+
 HTML = [("Content-Type", "text/html; charset=utf-8")]
 TEXT = [("Content-Type", "text/plain; charset=utf-8")]
 
@@ -107,6 +131,31 @@ MODES = {
 }
 
 
+def portal_wispr(server, client, path, form):
+    if client in server.granted:
+        return internet(path)
+    if path == "/wispr/login" and form is not None:
+        if form.get("UserName") == WISPR_USER and form.get("Password") == WISPR_PASSWORD:
+            server.granted.add(client)
+            return 200, HTML, wispr_reply(50, "Login succeeded")
+        return 200, HTML, wispr_reply(100, "Invalid credentials")
+    return 200, HTML, WISPR_HTML
+
+
+def portal_click(server, client, path, form):
+    if client in server.granted:
+        return internet(path)
+    if path == "/accept" and form is not None:
+        if form.get("token") == "t0k3n" and form.get("accept") == "yes":
+            server.granted.add(client)
+            return 200, HTML, b"<html><body>Thank you, enjoy.</body></html>\n"
+        return 403, HTML, b"<html><body>Please accept the terms.</body></html>\n"
+    return 200, HTML, CLICK_HTML
+
+
+STATEFUL = {"portal-wispr": portal_wispr, "portal-click": portal_click}
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "labserver/1"
@@ -122,14 +171,19 @@ class Handler(BaseHTTPRequestHandler):
         self._respond(send_body=False)
 
     def do_POST(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        self._respond(send_body=True)
+        length = min(int(self.headers.get("Content-Length") or 0), 65536)
+        raw = self.rfile.read(length) if length else b""
+        form = {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True).items()}
+        self._respond(send_body=True, form=form)
 
-    def _respond(self, send_body):
+    def _respond(self, send_body, form=None):
         self.server.record(self.client_address[0], self.path)
-        status, headers, body = MODES[self.server.current_mode()](urlsplit(self.path).path)
+        mode = self.server.current_mode()
+        path = urlsplit(self.path).path
+        if mode in STATEFUL:
+            status, headers, body = STATEFUL[mode](self.server, self.client_address[0], path, form)
+        else:
+            status, headers, body = MODES[mode](path)
         self.send_response(status)
         for key, value in headers:
             self.send_header(key, value)
@@ -150,6 +204,7 @@ class LabHTTPServer(ThreadingHTTPServer):
         super().__init__(addr, Handler)
         self.mode = mode
         self.mode_file = mode_file
+        self.granted = set()
         self._lock = threading.Lock()
         self._log = open(log_path, "a", buffering=1) if log_path else None
 
@@ -160,7 +215,7 @@ class LabHTTPServer(ThreadingHTTPServer):
                     name = f.read().strip()
             except OSError:
                 name = ""
-            if name in MODES:
+            if name in MODES or name in STATEFUL:
                 return name
         return self.mode
 
@@ -175,7 +230,7 @@ class LabHTTPServer(ThreadingHTTPServer):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mode", required=True, choices=sorted(MODES))
+    ap.add_argument("--mode", required=True, choices=sorted(list(MODES) + list(STATEFUL)))
     ap.add_argument("--bind", default="203.0.113.80")
     ap.add_argument("--port", type=int, default=80)
     ap.add_argument("--log", help="append 'CLIENT_IP PATH' per request to this file")

@@ -82,3 +82,59 @@ def test_shipped_hooks_pass_shellcheck(hook):
 
 def test_hooks_are_shipped():
     assert SHIPPED, "hooks/ holds no hook"
+
+
+WISPR_PASSWORD = "s3cret &pass!"
+
+
+def portal_agent(lb, tmp_path, method, password=WISPR_PASSWORD):
+    """The agent watching only wlan0, with the portal-login hook configured for
+    `method` (its configuration and credentials in tmp_path, not /etc)."""
+    conf = tmp_path / "portal-login.conf"
+    creds = tmp_path / "portal-credentials"
+    creds.write_text(f"USERNAME=labuser\nPASSWORD={password}\n")
+    creds.chmod(0o600)
+    conf.write_text(f"METHOD={method}\nINTERFACES=wlan0\nCREDENTIALS={creds}\n")
+    wrapper = ("#!/bin/sh\n"
+               f"UPLINKD_PORTAL_CONF='{conf}' exec '{HOOKS / '60-portal-login'}'\n")
+    run = AgentRun(lb, tmp_path / "agent", config_text(uplinks="wlan0"),
+                   hooks={"60-portal-login": wrapper})
+    return run.start()
+
+
+def state_of(run, iface):
+    st = run.state()
+    return st["uplinks"].get(iface, {}).get("verdict") if st else None
+
+
+@pytest.mark.parametrize("mode, method, success_line", [
+    ("portal-wispr", "wispr", "WISPr: login on wlan0 succeeded"),
+    ("portal-click", "click-through", "click-through: submitted the portal form on wlan0"),
+])
+def test_portal_login_brings_the_uplink_online(fresh_lab, serve, tmp_path, mode, method, success_line):
+    serve(fresh_lab, "portal", mode)
+    run = portal_agent(fresh_lab, tmp_path, method)
+    try:
+        wait(run, lambda: state_of(run, "wlan0") == "online", 20, "wlan0 online after the portal login")
+        shorts = [e.short for e in run.events()]
+        assert shorts[0].startswith("verdict wlan0 unknown->captive"), shorts
+        assert "verdict wlan0 captive->online validated" in shorts, shorts
+        log = run.stderr_since(0)
+        assert success_line in log, log
+        assert WISPR_PASSWORD not in log and "s3cret" not in log, "the password reached the log"
+        assert "s3cret" not in run.state_path.read_text()
+    finally:
+        run.close()
+
+
+def test_wispr_wrong_credentials_stay_captive_with_a_clear_line(fresh_lab, serve, tmp_path):
+    serve(fresh_lab, "portal", "portal-wispr")
+    run = portal_agent(fresh_lab, tmp_path, "wispr", password="Xq9-not-it")
+    try:
+        wait(run, lambda: "wrong credentials" in run.stderr_since(0), 15, "the refused login logged")
+        # The agent probed again after the hook; the portal still answers for itself.
+        wait(run, lambda: run.stderr_since(0).count("round on wlan0") >= 2, 10, "a second round on wlan0")
+        assert state_of(run, "wlan0") == "captive"
+        assert "Xq9-not-it" not in run.stderr_since(0), "the password reached the log"
+    finally:
+        run.close()
