@@ -44,8 +44,13 @@ def test_route_failover_follows_the_primary(fresh_lab, serve, blackhole, tmp_pat
     serve(lb, "portal", "internet")
     # Without the hook the gateway prefers wwan0 (metric 100), the dead uplink.
     assert route_dev(lb) == "wwan0"
-    run = AgentRun(lb, tmp_path / "agent", config_text(),
-                   hooks={"50-route-failover": (HOOKS / "50-route-failover").read_text()})
+    # Strict reverse-path filtering on a backup: the hook's option makes it loose.
+    subprocess.run(lb.exec_argv("gw", ["sysctl", "-q", "-w", "net.ipv4.conf.wlan0.rp_filter=1"]), check=True)
+    conf = tmp_path / "route-failover.conf"
+    conf.write_text("LOOSE_RP_FILTER=yes\n")
+    wrapper = ("#!/bin/sh\n"
+               f"UPLINKD_ROUTE_FAILOVER_CONF='{conf}' exec '{HOOKS / '50-route-failover'}'\n")
+    run = AgentRun(lb, tmp_path / "agent", config_text(), hooks={"50-route-failover": wrapper})
     run.start()
     try:
         wait(run, lambda: route_dev(lb) == "eth0", 15, "route via eth0 once eth0 is primary")
@@ -53,6 +58,10 @@ def test_route_failover_follows_the_primary(fresh_lab, serve, blackhole, tmp_pat
         # The backups' own default routes stay, so probes bound to them keep working.
         defaults = lb.ip("gw", "-4", "route", "show", "default").stdout
         assert "dev wlan0" in defaults and "dev wwan0" in defaults and "metric 300" in defaults
+
+        rp = lambda: subprocess.run(lb.exec_argv("gw", ["cat", "/proc/sys/net/ipv4/conf/wlan0/rp_filter"]),  # noqa: E731
+                                    capture_output=True, text=True).stdout.strip()
+        wait(run, lambda: rp() == "2", 10, "rp_filter on wlan0 loosened by the hook")
 
         blackhole(lb, "inet")
         wait(run, lambda: route_dev(lb) == "wlan0", 20, "route moved to wlan0 after eth0's upstream was cut")
@@ -138,3 +147,40 @@ def test_wispr_wrong_credentials_stay_captive_with_a_clear_line(fresh_lab, serve
         assert "Xq9-not-it" not in run.stderr_since(0), "the password reached the log"
     finally:
         run.close()
+
+
+def test_notify_example_logs_and_posts_the_event(tmp_path):
+    """The notify example run by hand, as a hook author would: its log line, and its
+    JSON POST to a receiver on this host's loopback."""
+    import http.server
+    import json
+    import threading
+
+    received = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            received.append(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.handle_request, daemon=True).start()
+    conf = tmp_path / "notify.conf"
+    conf.write_text(f"URL=http://127.0.0.1:{server.server_address[1]}/events\n")
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "UPLINKD_NOTIFY_CONF": str(conf),
+           "UPLINK_EVENT": "verdict", "UPLINK_INTERFACE": "wlan0", "UPLINK_KIND": "wifi",
+           "UPLINK_VERDICT": "captive", "UPLINK_PREVIOUS": "online", "UPLINK_REASON": "redirect",
+           "UPLINK_PORTAL_URL": 'http://portal.example/a"b', "UPLINK_PRIMARY": "eth0",
+           "UPLINK_PREVIOUS_PRIMARY": "eth0", "UPLINK_TIME": "1795000000"}
+    done = subprocess.run([str(HOOKS / "90-notify")], env=env, capture_output=True, text=True, timeout=30)
+    server.server_close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == 'wlan0 (wifi): online -> captive (redirect), portal http://portal.example/a"b\n'
+    assert len(received) == 1
+    event = json.loads(received[0])
+    assert event["verdict"] == "captive" and event["portal_url"] == 'http://portal.example/a"b'
+    assert event["time"] == 1795000000 and event["primary"] == "eth0"
