@@ -184,3 +184,24 @@ def test_notify_example_logs_and_posts_the_event(tmp_path):
     event = json.loads(received[0])
     assert event["verdict"] == "captive" and event["portal_url"] == 'http://portal.example/a"b'
     assert event["time"] == 1795000000 and event["primary"] == "eth0"
+
+
+def test_portal_login_command_method_gets_the_portal_url(tmp_path):
+    """METHOD=command runs the user's program with the portal URL (hook run by hand)."""
+    seen = tmp_path / "seen"
+    command = tmp_path / "my-login"
+    command.write_text(f"#!/bin/sh\nprintf '%s %s\\n' \"$1\" \"$UPLINK_INTERFACE\" > '{seen}'\n")
+    command.chmod(0o755)
+    conf = tmp_path / "portal-login.conf"
+    conf.write_text(f"METHOD=command\nCOMMAND={command}\n")
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "UPLINKD_PORTAL_CONF": str(conf),
+           "UPLINK_EVENT": "verdict", "UPLINK_VERDICT": "captive", "UPLINK_INTERFACE": "wlan0",
+           "UPLINK_PORTAL_URL": "http://portal.example/login?a=1"}
+    done = subprocess.run([str(HOOKS / "60-portal-login")], env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert seen.read_text() == "http://portal.example/login?a=1 wlan0\n"
+    # Not captive: nothing to do.
+    env["UPLINK_VERDICT"] = "online"
+    seen.unlink()
+    assert subprocess.run([str(HOOKS / "60-portal-login")], env=env, timeout=30).returncode == 0
+    assert not seen.exists()
