@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds uplinkd_VERSION_ARCH.deb from a release build (static Swift standard
+# library, stripped) into packaging/out/. Depends comes from the binary's NEEDED
+# libraries through dpkg-shlibdeps. Needs: swift, dpkg-dev, binutils.
+#
+# Usage: bash packaging/build-deb.sh [REVISION]     (default revision 1)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+
+revision=${1:-1}
+version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/UplinkCore/Version.swift)
+arch=$(dpkg --print-architecture)
+out=packaging/out
+stage=$out/stage
+rm -rf "$stage"
+mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/etc/uplinkd/hooks.d" \
+    "$stage/lib/systemd/system" "$stage/usr/share/doc/uplinkd" "$stage/usr/share/man/man8"
+
+swift build -c release --static-swift-stdlib >&2
+install -m 0755 .build/release/uplinkd "$stage/usr/bin/uplinkd"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$stage/usr/bin/uplinkd"
+
+install -m 0644 config/uplinkd.conf "$stage/etc/uplinkd/uplinkd.conf"
+for hook in hooks/[0-9]*; do
+    install -m 0755 "$hook" "$stage/etc/uplinkd/hooks.d/$(basename "$hook")"
+done
+install -m 0644 packaging/debian/uplinkd.service "$stage/lib/systemd/system/uplinkd.service"
+install -m 0644 packaging/debian/copyright "$stage/usr/share/doc/uplinkd/copyright"
+install -m 0644 README.md "$stage/usr/share/doc/uplinkd/README.md"
+gzip -9n < packaging/debian/uplinkd.8 > "$stage/usr/share/man/man8/uplinkd.8.gz"
+chmod 0644 "$stage/usr/share/man/man8/uplinkd.8.gz"
+gzip -9n < packaging/debian/changelog > "$stage/usr/share/doc/uplinkd/changelog.Debian.gz"
+chmod 0644 "$stage/usr/share/doc/uplinkd/changelog.Debian.gz"
+for script in postinst prerm postrm; do
+    install -m 0755 "packaging/debian/$script" "$stage/DEBIAN/$script"
+done
+(cd "$stage" && find etc -type f | sed 's#^#/#' | sort) > "$stage/DEBIAN/conffiles"
+
+# Depends from the binary's NEEDED entries (dpkg-shlibdeps wants a debian/control).
+shlib_dir=$(mktemp -d)
+trap 'rm -rf "$shlib_dir"' EXIT
+mkdir -p "$shlib_dir/debian"
+printf 'Source: uplinkd\n\nPackage: uplinkd\nArchitecture: any\n' > "$shlib_dir/debian/control"
+binary=$(realpath "$stage/usr/bin/uplinkd")
+depends=$(cd "$shlib_dir" && dpkg-shlibdeps -O -e "$binary" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+[ -n "$depends" ] || { echo "build-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# iproute2 for the hooks, procps for the unit's ExecReload (kill).
+depends="$depends, iproute2, procps"
+
+installed_kib=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
+sed -e "s/@VERSION@/$version-$revision/" -e "s/@ARCH@/$arch/" \
+    -e "s/@INSTALLED_SIZE@/$installed_kib/" -e "s/@DEPENDS@/$depends/" \
+    packaging/debian/control.in > "$stage/DEBIAN/control"
+(cd "$stage" && find usr lib etc -type f -print0 | sort -z | xargs -0 md5sum) > "$stage/DEBIAN/md5sums"
+
+deb=$out/uplinkd_${version}-${revision}_${arch}.deb
+dpkg-deb --root-owner-group --build "$stage" "$deb" >&2
+echo "$deb"
