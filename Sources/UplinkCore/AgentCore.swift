@@ -47,6 +47,8 @@ public struct AgentCore: Sendable {
 
     public func verdict(of name: String) -> Assessment? { uplinks[name]?.machine.assessment }
 
+    public func kind(of name: String) -> InterfaceKind? { uplinks[name]?.kind }
+
     /// Applies a new configuration (HUP): policy and budgets change, verdicts stay.
     public mutating func reconfigure(policy: AgentPolicy, interfaceSettings: [String: InterfaceSettings]) {
         self.policy = policy

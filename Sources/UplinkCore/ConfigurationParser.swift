@@ -210,7 +210,7 @@ public struct ConfigurationParser {
         case "probe-when-online":
             policy.probeWhenOnline = try ValueParser.boolean(value)
         case "priority":
-            let entries = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
+            let entries = ValueParser.list(value)
             guard !entries.isEmpty else { throw ValueError("expected kinds and/or interface names, best first") }
             for entry in entries where InterfaceKind(rawValue: entry) == nil {
                 if let problem = InterfaceName.problem(with: entry) { throw ValueError(problem) }
@@ -408,10 +408,15 @@ public enum ValueParser {
         return text
     }
 
+    /// Words separated by spaces, tabs or commas.
+    public static func list(_ text: String) -> [String] {
+        text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
+    }
+
     /// "auto", or interface names separated by spaces or commas.
     public static func uplinkSelection(_ text: String) throws(ValueError) -> UplinkSelection {
         if text == "auto" { return .automatic }
-        let names = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
+        let names = list(text)
         guard !names.isEmpty else { throw ValueError("expected 'auto' or a list of interface names") }
         for name in names {
             if let problem = InterfaceName.problem(with: name) { throw ValueError(problem) }

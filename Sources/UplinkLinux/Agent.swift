@@ -40,6 +40,9 @@ public final class Agent {
     private var signals: SignalSource?
     private var core: AgentCore
     private let kindReader = SysfsKindReader()
+    /// Kinds by interface index, read from sysfs once per interface (and name): every
+    /// netlink batch re-selects the uplinks, and sysfs does not change under them.
+    private var kinds: [Int: (name: InterfaceName, kind: InterfaceKind)] = [:]
     private var wakeTimer: EventLoop.TimerID?
     private var stopping = false
     /// Observers of state changes (the embedding API); called on the loop.
@@ -134,8 +137,11 @@ public final class Agent {
         guard !stopping else { return }
         let selection = configuration.uplinkSelection
         var uplinks: [(facts: LinkFacts, kind: InterfaceKind)] = []
+        kinds = kinds.filter { links[$0.key]?.name == $0.value.name }
         for facts in links.values.sorted(by: { $0.index < $1.index }) {
-            let kind = kindReader.kind(of: facts.name, configured: configuration.interfaceKinds[facts.name.value])
+            let kind = kinds[facts.index]?.kind
+                ?? kindReader.kind(of: facts.name, configured: configuration.interfaceKinds[facts.name.value])
+            kinds[facts.index] = (facts.name, kind)
             if selection.isUplink(facts, kind: kind) { uplinks.append((facts, kind)) }
         }
         for event in events { Log.info("link: \(LinkReport.humanLine(event))") }
@@ -163,6 +169,7 @@ public final class Agent {
             updated.agent.stateFilePath = configuration.agent.stateFilePath
         }
         configuration = updated
+        kinds = [:]  // `[interface NAME] kind` may have changed
         hooks.directory = updated.agent.hooksDirectory
         hooks.timeoutMilliseconds = updated.agent.hookTimeoutMilliseconds
         core.reconfigure(policy: updated.agent, interfaceSettings: updated.interfaceSettings)
@@ -199,7 +206,7 @@ public final class Agent {
     private func startRound(_ name: InterfaceName, families: [AddressFamily], generation: Int) {
         let link = LinkEvaluator.Result.probe(families)
         let requests = CheckPlanner.requests(for: name, link: link, probes: configuration.probes)
-        let kind = kindReader.kind(of: name, configured: configuration.interfaceKinds[name.value])
+        let kind = core.kind(of: name.value) ?? .other
         let threshold = configuration.successThresholdPercent
         let started = MonotonicClock.nowMilliseconds()
         rounds.run(requests, settings: ProbeSettings(configuration: configuration),
