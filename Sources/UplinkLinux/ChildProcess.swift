@@ -133,12 +133,6 @@ public final class ChildProcess {
         })
     }
 
-    /// Asks the child and its process group to stop now (TERM); the time limit's KILL
-    /// still applies.
-    public func terminate() {
-        if !exited { kill(-pid, SIGTERM) }
-    }
-
     private func writeInput() {
         while !pendingInput.isEmpty {
             let written = pendingInput.withUnsafeBytes { write(inputDescriptor, $0.baseAddress, $0.count) }

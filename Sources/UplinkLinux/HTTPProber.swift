@@ -87,9 +87,6 @@ public final class HTTPProber {
         curl_multi_cleanup(multi)
     }
 
-    /// Number of probes still in flight.
-    public var activeCount: Int { transfers.count }
-
     /// Starts one probe; `completion` runs on the loop when it ends, whatever the outcome.
     public func start(_ request: ProbeRequest, settings: ProbeSettings,
                       completion: @escaping (ProbeResult) -> Void) throws(CurlError) {

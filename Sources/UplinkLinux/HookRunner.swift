@@ -23,8 +23,6 @@ public final class HookRunner {
         self.timeoutMilliseconds = timeoutMilliseconds
     }
 
-    public var isIdle: Bool { running == nil && current == nil && queue.isEmpty }
-
     public func enqueue(_ event: HookEvent) {
         queue.enqueue(event)
         startNext()

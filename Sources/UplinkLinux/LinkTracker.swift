@@ -19,7 +19,6 @@ public final class LinkTracker {
     public typealias Handler = (_ events: [LinkEvent], _ resynced: Bool, _ links: [Int: LinkFacts]) -> Void
 
     public private(set) var links: [Int: LinkFacts] = [:]
-    public private(set) var resyncCount = 0
 
     private let loop: EventLoop
     private let handler: Handler
@@ -115,7 +114,6 @@ public final class LinkTracker {
     /// congested and drops further notifications without another ENOBUFS, so only a
     /// dump taken after the queue is empty is sure to be newer than everything lost.
     private func resync() {
-        resyncCount += 1
         Log.warning("netlink receive buffer overflowed (ENOBUFS); re-reading links, addresses and routes")
         drainQueuedNotifications()
         refill(view.links, "links")
