@@ -5,7 +5,7 @@ import PackageDescription
 //
 // Targets, from the inside out:
 //   UplinkCore   pure Swift (no C imports): model, configuration, classification, verdicts.
-//   CCurl, CNetlink   system libraries found by pkg-config.
+//   CCurl, CNetlink, CAres   system libraries found by pkg-config.
 //   CUplinkShim  typed, non-variadic C wrappers for what Swift cannot call directly.
 //   UplinkLinux  adapters: netlink, sysfs, libcurl prober, event loop, processes, the agent.
 //   UplinkMonitor the embedding API (async changes). A target of its own so the
@@ -28,14 +28,19 @@ let package = Package(
             pkgConfig: "libnl-route-3.0",
             providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
         ),
+        .systemLibrary(
+            name: "CAres",
+            pkgConfig: "libcares",
+            providers: [.apt(["libc-ares-dev"])]
+        ),
         .target(
             name: "CUplinkShim",
-            dependencies: ["CCurl"]
+            dependencies: ["CCurl", "CAres"]
         ),
         .target(name: "UplinkCore"),
         .target(
             name: "UplinkLinux",
-            dependencies: ["UplinkCore", "CCurl", "CNetlink", "CUplinkShim"]
+            dependencies: ["UplinkCore", "CCurl", "CNetlink", "CAres", "CUplinkShim"]
         ),
         .target(
             name: "UplinkMonitor",

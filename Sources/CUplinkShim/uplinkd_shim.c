@@ -56,3 +56,29 @@ CURLMcode uplinkd_multi_set_timer_callback(CURLM *multi, uplinkd_timer_callback 
 int uplinkd_pidfd_open(pid_t pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0);
 }
+
+CURLSH *uplinkd_share_new_dns(void) {
+    CURLSH *share = curl_share_init();
+    if (share && curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK) {
+        curl_share_cleanup(share);
+        return NULL;
+    }
+    return share;
+}
+
+int uplinkd_ares_channel_new(ares_channel *channel, int per_try_timeout_ms, int tries,
+                             ares_sock_state_cb sock_state_cb, void *sock_state_data) {
+    struct ares_options options = {0};
+    static char dns_only[] = "b";
+    options.timeout = per_try_timeout_ms;
+    options.tries = tries;
+    options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES;
+    options.lookups = dns_only;
+    options.ndomains = 0;
+    options.domains = NULL;
+    options.sock_state_cb = sock_state_cb;
+    options.sock_state_cb_data = sock_state_data;
+    int mask = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_FLAGS | ARES_OPT_LOOKUPS | ARES_OPT_DOMAINS
+             | ARES_OPT_SOCK_STATE_CB;
+    return ares_init_options(channel, &options, mask);
+}

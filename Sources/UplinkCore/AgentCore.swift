@@ -24,6 +24,8 @@ public struct AgentCore: Sendable {
         var linkTriggered = false
         /// A round was asked for while one was in flight: start another right after.
         var probeAgain = false
+        /// Where the last round found the uplink's DNS servers.
+        var dnsSource: DNSSource?
     }
 
     public private(set) var policy: AgentPolicy
@@ -125,6 +127,7 @@ public struct AgentCore: Sendable {
             return dueRounds(now: now)
         }
         uplink.roundInFlight = nil
+        if let dns = report.dns { uplink.dnsSource = dns.source }
         var actions: [Action] = []
         let previous = uplink.machine.verdict
         if uplink.machine.roundFinished(report.assessment, families: report.families, policy: policy, now: now) {
@@ -184,7 +187,9 @@ public struct AgentCore: Sendable {
                 ipv4: uplink.machine.families[.ipv4]?.verdict, ipv6: uplink.machine.families[.ipv6]?.verdict,
                 bytesToday: budget.spentBytes(at: now.monotonicMilliseconds), budgetBytes: budget.limitBytes,
                 budgetExhausted: budget.isExhausted(at: now.monotonicMilliseconds),
-                portalURL: assessment.verdict == .captive ? assessment.portalURL : nil)
+                portalURL: assessment.verdict == .captive ? assessment.portalURL : nil,
+                ipv4Reason: uplink.machine.families[.ipv4]?.reason, ipv6Reason: uplink.machine.families[.ipv6]?.reason,
+                dnsSource: uplink.dnsSource)
         }, writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped)
     }
 

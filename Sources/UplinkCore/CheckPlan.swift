@@ -3,11 +3,20 @@ public struct ProbeRequest: Sendable, Equatable {
     public var interface: InterfaceName
     public var family: AddressFamily
     public var probe: ProbeSpec
+    /// Where the probe's host name resolved through the uplink's own DNS; the prober
+    /// connects only there. Empty for an IP-literal URL.
+    public var addresses: [IPAddress]
 
-    public init(interface: InterfaceName, family: AddressFamily, probe: ProbeSpec) {
+    public init(interface: InterfaceName, family: AddressFamily, probe: ProbeSpec, addresses: [IPAddress] = []) {
         self.interface = interface
         self.family = family
         self.probe = probe
+        self.addresses = addresses
+    }
+
+    /// The host name to resolve, or nil when the URL holds an address.
+    public var hostNeedingResolution: String? {
+        IPAddress(probe.url.host) == nil ? probe.url.host : nil
     }
 }
 
@@ -43,12 +52,14 @@ public enum CheckPlanner {
     }
 
     public static func report(interface: InterfaceName, kind: InterfaceKind, link: LinkEvaluator.Result,
-                              results: [ProbeResult], thresholdPercent: Int, elapsedMilliseconds: Int) -> CheckReport {
+                              results: [ProbeResult], thresholdPercent: Int, elapsedMilliseconds: Int,
+                              dns: DNSServers? = nil,
+                              knownAnswers: [AddressFamily: KnownAnswerResult] = [:]) -> CheckReport {
         let families: [AddressFamily]
         switch link {
         case .down(let reason):
             return CheckReport(interface: interface.value, kind: kind, assessment: Assessment(.down, reason: reason),
-                               elapsedMilliseconds: elapsedMilliseconds)
+                               elapsedMilliseconds: elapsedMilliseconds, dns: dns)
         case .probe(let probed):
             families = probed
         }
@@ -62,17 +73,23 @@ public enum CheckPlanner {
             } else {
                 perFamily[family] = Aggregator.assess(classes, thresholdPercent: thresholdPercent)
             }
+            if case .mismatch = knownAnswers[family] {
+                // The resolver lies about a name whose answer is known: whatever the
+                // probes saw, this family's answers come from something local.
+                perFamily[family] = Assessment(.captive, reason: "dns-hijack")
+            }
             for (result, judgement) in zip(familyResults, classes) {
                 var status: Int?
                 if case .response(let response) = result.outcome { status = response.status }
                 probeReports.append(ProbeReport(name: result.request.probe.name, url: result.request.probe.url.description,
                                                 family: family, judgement: judgement, status: status,
-                                                elapsedMilliseconds: result.elapsedMilliseconds, bytes: result.bytes))
+                                                elapsedMilliseconds: result.elapsedMilliseconds, bytes: result.bytes,
+                                                addresses: result.request.addresses))
             }
         }
         let assessment = Aggregator.best(of: perFamily) ?? Assessment(.unknown, reason: "no-probes")
         return CheckReport(interface: interface.value, kind: kind, assessment: assessment, families: perFamily,
-                           probes: probeReports, elapsedMilliseconds: elapsedMilliseconds)
+                           probes: probeReports, elapsedMilliseconds: elapsedMilliseconds, dns: dns)
     }
 
     /// Exit status for several interfaces: the highest of their statuses, so 0 means

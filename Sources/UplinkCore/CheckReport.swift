@@ -8,9 +8,12 @@ public struct ProbeReport: Sendable, Equatable {
     public var elapsedMilliseconds: Int
     /// Bytes on the wire for this probe (request and response, headers included).
     public var bytes: Int
+    /// The addresses the host name was pinned to (empty for an IP-literal URL).
+    public var addresses: [IPAddress]
 
     public init(name: String, url: String, family: AddressFamily, judgement: ProbeClass, status: Int?,
-                elapsedMilliseconds: Int, bytes: Int) {
+                elapsedMilliseconds: Int, bytes: Int, addresses: [IPAddress] = []) {
+        self.addresses = addresses
         self.name = name
         self.url = url
         self.family = family
@@ -29,9 +32,14 @@ public struct CheckReport: Sendable, Equatable {
     public var families: [AddressFamily: Assessment]
     public var probes: [ProbeReport]
     public var elapsedMilliseconds: Int
+    /// The uplink's DNS servers as used for this check (nil when no name needed them
+    /// or the link was down before discovery).
+    public var dns: DNSServers?
 
     public init(interface: String, kind: InterfaceKind, assessment: Assessment,
-                families: [AddressFamily: Assessment] = [:], probes: [ProbeReport] = [], elapsedMilliseconds: Int) {
+                families: [AddressFamily: Assessment] = [:], probes: [ProbeReport] = [], elapsedMilliseconds: Int,
+                dns: DNSServers? = nil) {
+        self.dns = dns
         self.interface = interface
         self.kind = kind
         self.assessment = assessment
@@ -59,6 +67,7 @@ public struct CheckReport: Sendable, Equatable {
                 ("status", probe.status.map(JSONValue.int) ?? .null),
                 ("elapsed_ms", .int(probe.elapsedMilliseconds)),
                 ("bytes", .int(probe.bytes)),
+                ("addresses", .array(probe.addresses.map { .string($0.description) })),
             ])
         }
         return .object([
@@ -69,6 +78,7 @@ public struct CheckReport: Sendable, Equatable {
             ("portal_url", .optional(assessment.portalURL)),
             ("elapsed_ms", .int(elapsedMilliseconds)),
             ("families", .object(familyMembers)),
+            ("dns", dns?.json ?? .null),
             ("probes", .array(probeValues)),
         ])
     }
@@ -82,6 +92,9 @@ public struct CheckReport: Sendable, Equatable {
             return "\(family.rawValue) \(assessment.verdict.rawValue)"
         }
         if !familyNotes.isEmpty { line += " [" + familyNotes.joined(separator: ", ") + "]" }
+        if let dns, !dns.isPerUplink, probes.contains(where: { !$0.addresses.isEmpty || $0.judgement.reason == "dns-failed" }) {
+            line += " (DNS from \(dns.source?.rawValue ?? "nowhere"): not per-uplink)"
+        }
         return line + " in \(elapsedMilliseconds) ms"
     }
 }

@@ -28,6 +28,10 @@ public enum Classifier {
             return .broken(reason: failure.reason)
         case .response(let response):
             return classify(response, for: probe)
+        case .dnsHijack:
+            // Whoever answers for the name is the portal: a browser opening the probe
+            // URL through this uplink lands on it.
+            return .portal(reason: "dns-hijack", portalURL: probe.url.description)
         }
     }
 

@@ -25,6 +25,8 @@ public struct Configuration: Sendable, Equatable {
     public var agent = AgentPolicy()
     /// Daily probe byte budgets set in `[interface NAME]` sections.
     public var interfaceBudgets: [String: Int] = [:]
+    /// How probe host names are resolved: `[dns]`, and `dns` in `[interface NAME]`.
+    public var dns = DNSSettings()
 
     /// Per-interface settings for the agent core.
     public var interfaceSettings: [String: InterfaceSettings] {

@@ -24,6 +24,7 @@ public struct ConfigurationParser {
         case uplinks
         case links
         case agent
+        case dns
         case probe(name: String, line: Int, draft: ProbeDraft)
         case interface(name: String)
     }
@@ -72,6 +73,8 @@ public struct ConfigurationParser {
                     section = .links
                 case ("agent", 1):
                     section = .agent
+                case ("dns", 1):
+                    section = .dns
                 case ("probe", 2):
                     guard ConfigurationParser.isValidProbeName(words[1]) else {
                         throw error(lineNumber, nil, "probe name '\(words[1].printableEscaped)' may use only letters, digits, '-', '_' and '.'")
@@ -83,7 +86,7 @@ public struct ConfigurationParser {
                     }
                     section = .interface(name: words[1])
                 default:
-                    throw error(lineNumber, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [agent], [uplinks], [links], [probe NAME] or [interface NAME]")
+                    throw error(lineNumber, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [agent], [dns], [uplinks], [links], [probe NAME] or [interface NAME]")
                 }
                 continue
             }
@@ -115,6 +118,8 @@ public struct ConfigurationParser {
                     try ConfigurationParser.applyLinksKey(key, value, to: &configuration)
                 case .agent:
                     try ConfigurationParser.applyAgentKey(key, value, to: &configuration.agent)
+                case .dns:
+                    try ConfigurationParser.applyDNSKey(key, value, to: &configuration.dns)
                 case .interface(let name):
                     try ConfigurationParser.applyInterfaceKey(key, value, interface: name, to: &configuration)
                 }
@@ -189,8 +194,51 @@ public struct ConfigurationParser {
             configuration.interfaceKinds[name] = kind
         case "daily-budget":
             configuration.interfaceBudgets[name] = try ValueParser.optionalBudget(value)
+        case "dns":
+            configuration.dns.configuredServers[name] = try ValueParser.addressList(value, at: 1...8)
         default:
-            throw ValueError("unknown key in [interface \(name)]; expected: kind, daily-budget")
+            throw ValueError("unknown key in [interface \(name)]; expected: kind, daily-budget, dns")
+        }
+    }
+
+    /// Keys of the [dns] section.
+    static func applyDNSKey(_ key: String, _ value: String, to settings: inout DNSSettings) throws(ValueError) {
+        switch key {
+        case "sources":
+            var sources: Set<DNSSource> = []
+            for word in ValueParser.list(value) {
+                guard let source = DNSSource(rawValue: word) else {
+                    throw ValueError("unknown source '\(word.printableEscaped)'; expected some of: " +
+                                     DNSSource.allCases.map(\.rawValue).joined(separator: " "))
+                }
+                sources.insert(source)
+            }
+            guard !sources.isEmpty else { throw ValueError("name at least one source") }
+            settings.sources = sources
+        case "dhclient-leases":
+            let directories = ValueParser.list(value)
+            guard !directories.isEmpty else { throw ValueError("expected one or more directories") }
+            settings.dhclientLeaseDirectories = []
+            for directory in directories {
+                settings.dhclientLeaseDirectories.append(try ValueParser.absolutePath(directory))
+            }
+        case "resolvconf-dir":
+            settings.resolvconfDirectory = try ValueParser.absolutePath(value)
+        case "resolv-conf":
+            settings.resolvConfPath = try ValueParser.absolutePath(value)
+        case "timeout":
+            settings.timeoutMilliseconds = try ValueParser.duration(value, range: 100...60_000)
+        case "hijack-check":
+            settings.hijackCheck = try ValueParser.boolean(value)
+        case "known-answer":
+            let words = ValueParser.list(value)
+            guard words.count >= 2, let name = words.first, ValueParser.isHostName(name) else {
+                throw ValueError("expected 'NAME ADDRESS[, ADDRESS...]' with a DNS name first, got '\(value.printableEscaped)'")
+            }
+            let addresses = try ValueParser.addressList(words.dropFirst().joined(separator: " "), at: 1...16)
+            settings.knownAnswer = KnownAnswer(name: name, addresses: addresses)
+        default:
+            throw ValueError("unknown key in [dns]; expected: sources, dhclient-leases, resolvconf-dir, resolv-conf, timeout, hijack-check, known-answer")
         }
     }
 
@@ -406,6 +454,36 @@ public enum ValueParser {
             throw ValueError("expected an absolute path without '..', got '\(text.printableEscaped)'")
         }
         return text
+    }
+
+    /// IP addresses separated by spaces or commas; unspecified and multicast refused.
+    public static func addressList(_ text: String, at counts: ClosedRange<Int>) throws(ValueError) -> [IPAddress] {
+        let words = list(text)
+        guard counts.contains(words.count) else {
+            throw ValueError("expected \(counts.lowerBound) to \(counts.upperBound) IP addresses, got \(words.count)")
+        }
+        var addresses: [IPAddress] = []
+        for word in words {
+            guard let address = IPAddress(word), !address.isUnspecified else {
+                throw ValueError("'\(word.printableEscaped)' is not an IPv4 or IPv6 address")
+            }
+            addresses.append(address)
+        }
+        return addresses
+    }
+
+    /// A DNS name: labels of letters, digits, '-' and '_', separated by dots, at most
+    /// 253 characters.
+    public static func isHostName(_ text: String) -> Bool {
+        let labels = text.hasSuffix(".") ? text.dropLast().split(separator: ".", omittingEmptySubsequences: false)
+                                         : text.split(separator: ".", omittingEmptySubsequences: false)
+        guard !text.isEmpty, text.count <= 253, IPAddress(text) == nil else { return false }
+        return labels.allSatisfy { label in
+            (1...63).contains(label.count) && label.unicodeScalars.allSatisfy { scalar in
+                (scalar.value >= 0x30 && scalar.value <= 0x39) || (scalar.value | 0x20 >= 0x61 && scalar.value | 0x20 <= 0x7a)
+                    || scalar == "-" || scalar == "_"
+            }
+        }
     }
 
     /// Words separated by spaces, tabs or commas.

@@ -46,6 +46,27 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// 0.0.0.0/8 or ::, never a destination.
+    public var isUnspecified: Bool {
+        switch family {
+        case .ipv4: return bytes[0] == 0
+        case .ipv6: return bytes.allSatisfy { $0 == 0 }
+        }
+    }
+
+    /// The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d).
+    public var mappedIPv4: IPAddress? {
+        guard family == .ipv6, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff else { return nil }
+        return IPAddress(family: .ipv4, bytes: Array(bytes[12...]))
+    }
+
+    /// An address a public host name can never legitimately resolve to: private,
+    /// CGNAT, ULA, link-local, loopback or unspecified (also inside ::ffff:0:0/96).
+    public var isSpecialPurpose: Bool {
+        if let mapped = mappedIPv4 { return mapped.isSpecialPurpose }
+        return isPrivate || isLinkLocal || isLoopback || isUnspecified
+    }
+
     public var description: String {
         switch family {
         case .ipv4:

@@ -2,6 +2,10 @@
 public enum ProbeOutcome: Sendable, Equatable {
     case response(ProbeResponse)
     case failure(TransportFailure)
+    /// The probe's host name resolved, through the uplink's own DNS, only to addresses
+    /// the public internet never uses: something local answers for the name. No HTTP
+    /// request is sent in that case.
+    case dnsHijack([IPAddress])
 }
 
 /// An HTTP answer, as far as it was read.

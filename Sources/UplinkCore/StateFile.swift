@@ -12,10 +12,19 @@ public struct UplinkStatus: Sendable, Equatable {
     public var budgetBytes: Int?
     public var budgetExhausted: Bool
     public var portalURL: String?
+    public var ipv4Reason: String?
+    public var ipv6Reason: String?
+    /// Where the uplink's DNS servers came from in its last round (nil: none found, or
+    /// no round needed a name).
+    public var dnsSource: DNSSource?
 
     public init(interface: String, kind: InterfaceKind, verdict: Verdict, reason: String, sinceWallSeconds: Int,
                 ipv4: Verdict? = nil, ipv6: Verdict? = nil, bytesToday: Int = 0, budgetBytes: Int? = nil,
-                budgetExhausted: Bool = false, portalURL: String? = nil) {
+                budgetExhausted: Bool = false, portalURL: String? = nil, ipv4Reason: String? = nil,
+                ipv6Reason: String? = nil, dnsSource: DNSSource? = nil) {
+        self.ipv4Reason = ipv4Reason
+        self.ipv6Reason = ipv6Reason
+        self.dnsSource = dnsSource
         self.interface = interface
         self.kind = kind
         self.verdict = verdict
@@ -70,9 +79,11 @@ public struct AgentState: Sendable, Equatable {
                     ("since", .int(uplink.sinceWallSeconds)),
                     ("portal_url", .optional(uplink.portalURL)),
                     ("families", .object([
-                        ("ipv4", .optional(uplink.ipv4?.rawValue)),
-                        ("ipv6", .optional(uplink.ipv6?.rawValue)),
+                        ("ipv4", AgentState.familyJSON(uplink.ipv4, uplink.ipv4Reason)),
+                        ("ipv6", AgentState.familyJSON(uplink.ipv6, uplink.ipv6Reason)),
                     ])),
+                    ("dns_source", .optional(uplink.dnsSource?.rawValue)),
+                    ("dns_per_uplink", .bool(uplink.dnsSource?.isPerUplink ?? false)),
                     ("bytes_today", .int(uplink.bytesToday)),
                     ("budget_bytes", uplink.budgetBytes.map(JSONValue.int) ?? .null),
                     ("budget_exhausted", .bool(uplink.budgetExhausted)),
@@ -82,22 +93,29 @@ public struct AgentState: Sendable, Equatable {
     }
 }
 
+extension AgentState {
+    static func familyJSON(_ verdict: Verdict?, _ reason: String?) -> JSONValue {
+        guard let verdict else { return .null }
+        return .object([("verdict", .string(verdict.rawValue)), ("reason", .optional(reason))])
+    }
+}
+
 /// The state file format (version 1): a few header lines, then one line per uplink,
 /// whitespace-separated fields with "-" for none, so POSIX sh and awk can read it:
 ///
 ///     # uplinkd state, format 1 (see README, "State file")
-///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL
+///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE
 ///     format 1
 ///     written 1763733436
 ///     pid 4242
 ///     state running
 ///     primary eth0
-///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no -
+///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient
 ///
 /// Readers must ignore lines they do not know; new fields are only ever appended.
 public enum StateFileFormat {
     public static let version = 1
-    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL"
+    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE"
 
     public static func encode(_ state: AgentState) -> String {
         var lines = [
@@ -115,6 +133,8 @@ public enum StateFileFormat {
                 String(uplink.sinceWallSeconds), uplink.ipv4?.rawValue ?? "-", uplink.ipv6?.rawValue ?? "-",
                 String(uplink.bytesToday), uplink.budgetBytes.map(String.init) ?? "-",
                 uplink.budgetExhausted ? "yes" : "no", uplink.portalURL.map(urlToken) ?? "-",
+                uplink.ipv4Reason.map(token) ?? "-", uplink.ipv6Reason.map(token) ?? "-",
+                uplink.dnsSource?.rawValue ?? "-",
             ]
             lines.append(fields.joined(separator: " "))
         }
@@ -164,7 +184,11 @@ public enum StateFileFormat {
                     interface: fields[1], kind: kind, verdict: verdict, reason: fields[4], sinceWallSeconds: since,
                     ipv4: Verdict(rawValue: fields[6]), ipv6: Verdict(rawValue: fields[7]), bytesToday: bytes,
                     budgetBytes: Int(fields[9]), budgetExhausted: fields[10] == "yes",
-                    portalURL: fields[11] == "-" ? nil : fields[11]))
+                    portalURL: fields[11] == "-" ? nil : fields[11],
+                    // Columns 13 to 15 came later: a file without them still reads.
+                    ipv4Reason: fields.count > 12 && fields[12] != "-" ? fields[12] : nil,
+                    ipv6Reason: fields.count > 13 && fields[13] != "-" ? fields[13] : nil,
+                    dnsSource: fields.count > 14 ? DNSSource(rawValue: fields[14]) : nil))
             default:
                 continue
             }

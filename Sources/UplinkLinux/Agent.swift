@@ -63,7 +63,7 @@ public final class Agent {
             throw .system(error)
         }
         do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
-        rounds = RoundRunner(loop: loop, prober: prober)
+        rounds = RoundRunner(loop: loop, prober: prober, resolver: DNSResolver(loop: loop))
         hooks = HookRunner(loop: loop, directory: configuration.agent.hooksDirectory,
                            timeoutMilliseconds: configuration.agent.hookTimeoutMilliseconds)
         stateWriter = options.writeStateFile ? StateWriter(path: configuration.agent.stateFilePath) : nil
@@ -209,11 +209,16 @@ public final class Agent {
         let kind = core.kind(of: name.value) ?? .other
         let threshold = configuration.successThresholdPercent
         let started = MonotonicClock.nowMilliseconds()
-        rounds.run(requests, settings: ProbeSettings(configuration: configuration),
-                   validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds) { [weak self] results in
-            let report = CheckPlanner.report(interface: name, kind: kind, link: link, results: results,
+        // Servers are looked up again every round: a DHCP renewal may have changed them.
+        let index = tracker?.links.first { $0.value.name == name }?.key ?? 0
+        let servers = DNSServerFinder(settings: configuration.dns).servers(for: name, index: index)
+        rounds.run(requests, dns: RoundDNS(servers: servers, settings: configuration.dns),
+                   settings: ProbeSettings(configuration: configuration),
+                   validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds) { [weak self] round in
+            let report = CheckPlanner.report(interface: name, kind: kind, link: link, results: round.probes,
                                              thresholdPercent: threshold,
-                                             elapsedMilliseconds: MonotonicClock.nowMilliseconds() - started)
+                                             elapsedMilliseconds: MonotonicClock.nowMilliseconds() - started,
+                                             dns: servers, knownAnswers: round.knownAnswers)
             self?.roundFinished(report, generation: generation)
         }
     }

@@ -20,20 +20,25 @@ public final class CheckRunner {
         do { snapshot = try NetlinkSnapshot() } catch { throw .netlink(error) }
         do { loop = try EventLoop() } catch { throw .system(error) }
         do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
-        let rounds = RoundRunner(loop: loop, prober: prober)
+        let rounds = RoundRunner(loop: loop, prober: prober, resolver: DNSResolver(loop: loop))
+        let finder = DNSServerFinder(settings: configuration.dns)
 
         let settings = ProbeSettings(configuration: configuration)
         var reports: [CheckReport?] = Array(repeating: nil, count: interfaces.count)
         for (position, name) in interfaces.enumerated() {
-            let link = LinkEvaluator.evaluate(snapshot.facts(for: name))
+            let facts = snapshot.facts(for: name)
+            let link = LinkEvaluator.evaluate(facts)
             let kind = kindReader.kind(of: name, configured: configuration.interfaceKinds[name.value])
             let requests = CheckPlanner.requests(for: name, link: link, probes: configuration.probes)
-            rounds.run(requests, settings: settings,
-                       validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds) { results in
+            var servers: DNSServers?
+            if case .probe = link { servers = finder.servers(for: name, index: facts?.index ?? 0) }
+            rounds.run(requests, dns: RoundDNS(servers: servers ?? .none, settings: configuration.dns), settings: settings,
+                       validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds) { round in
                 reports[position] = CheckPlanner.report(
-                    interface: name, kind: kind, link: link, results: results,
+                    interface: name, kind: kind, link: link, results: round.probes,
                     thresholdPercent: self.configuration.successThresholdPercent,
-                    elapsedMilliseconds: MonotonicClock.nowMilliseconds() - start)
+                    elapsedMilliseconds: MonotonicClock.nowMilliseconds() - start,
+                    dns: servers, knownAnswers: round.knownAnswers)
             }
         }
         do { try loop.run() } catch { throw .system(error) }

@@ -54,6 +54,10 @@ public final class HTTPProber {
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
     private var curlTimer: EventLoop.TimerID?
     private var watchedSockets: Set<Int32> = []
+    /// DNS caches for pinned answers, one per interface and family, with the number of
+    /// transfers using each: libcurl's own cache is per multi handle, and an answer
+    /// pinned for one uplink must never serve another.
+    private var pinCaches: [String: (share: UnsafeMutableRawPointer, users: Int)] = [:]
 
     private static let globalInit: Void = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
@@ -82,6 +86,8 @@ public final class HTTPProber {
             curl_multi_remove_handle(multi, easy)
             transfer.release()
         }
+        // Only after every easy handle using them is gone.
+        for cache in pinCaches.values { curl_share_cleanup(cache.share) }
         for socket in watchedSockets { loop.unwatch(socket) }
         if let curlTimer { loop.cancel(curlTimer) }
         curl_multi_cleanup(multi)
@@ -94,16 +100,56 @@ public final class HTTPProber {
         let transfer = Transfer(easy: easy, request: request, bodyLimitBytes: settings.bodyLimitBytes, completion: completion)
         do {
             try configure(transfer, settings: settings)
+            try pin(transfer)
         } catch {
-            transfer.release()
+            release(transfer)
             throw error
         }
         let added = curl_multi_add_handle(multi, easy)
         guard added == CURLM_OK else {
-            transfer.release()
+            release(transfer)
             throw CurlError(multi: added, "adding probe \(request.probe.name)")
         }
         transfers[easy] = transfer
+    }
+
+    /// Pins the probe's host name to the addresses the uplink's own DNS gave
+    /// (CURLOPT_RESOLVE), in a DNS cache private to this interface and family, so
+    /// libcurl never asks the system resolver (which would go out the primary).
+    private func pin(_ transfer: Transfer) throws(CurlError) {
+        let request = transfer.request
+        guard !request.addresses.isEmpty else { return }
+        let key = "\(request.interface.value) \(request.family.rawValue)"
+        if pinCaches[key] == nil {
+            guard let share = uplinkd_share_new_dns() else {
+                throw CurlError(easy: CURLE_OUT_OF_MEMORY, "creating the DNS cache for \(key)")
+            }
+            pinCaches[key] = (share, 0)
+        }
+        pinCaches[key]!.users += 1
+        transfer.pinCacheKey = key
+        let share = pinCaches[key]!.share
+        var code = uplinkd_easy_set_pointer(transfer.easy, CURLOPT_SHARE, share)
+        guard code == CURLE_OK else { throw CurlError(easy: code, "setting the DNS cache") }
+        let addresses = request.addresses.map { $0.family == .ipv6 ? "[\($0)]" : "\($0)" }.joined(separator: ",")
+        let entry = "\(request.probe.url.host):\(request.probe.url.effectivePort):\(addresses)"
+        transfer.resolve = curl_slist_append(nil, entry)
+        code = uplinkd_easy_set_slist(transfer.easy, CURLOPT_RESOLVE, transfer.resolve)
+        guard code == CURLE_OK else { throw CurlError(easy: code, "pinning \(entry)") }
+    }
+
+    /// Frees a transfer's C resources, then its pin cache if no other transfer uses it.
+    private func release(_ transfer: Transfer) {
+        transfer.release()
+        guard let key = transfer.pinCacheKey, var cache = pinCaches[key] else { return }
+        transfer.pinCacheKey = nil
+        cache.users -= 1
+        if cache.users > 0 {
+            pinCaches[key] = cache
+        } else {
+            pinCaches[key] = nil
+            curl_share_cleanup(cache.share)
+        }
     }
 
     private func configure(_ transfer: Transfer, settings: ProbeSettings) throws(CurlError) {
@@ -218,7 +264,7 @@ public final class HTTPProber {
             guard let transfer = transfers.removeValue(forKey: easy) else { continue }
             curl_multi_remove_handle(multi, easy)
             let result = transfer.result(code: code)
-            transfer.release()
+            release(transfer)
             transfer.completion(result)
         }
     }
@@ -233,6 +279,9 @@ private final class Transfer {
     let startNanoseconds = MonotonicClock.nowNanoseconds()
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
     var headers: UnsafeMutablePointer<curl_slist>?
+    /// The CURLOPT_RESOLVE list; libcurl reads it when the transfer starts.
+    var resolve: UnsafeMutablePointer<curl_slist>?
+    var pinCacheKey: String?
     var body: [UInt8] = []
     var truncated = false
     private var released = false
@@ -254,7 +303,9 @@ private final class Transfer {
         released = true
         curl_easy_cleanup(easy)
         curl_slist_free_all(headers)
+        curl_slist_free_all(resolve)
         headers = nil
+        resolve = nil
     }
 
     /// Keeps at most `bodyLimitBytes`; returning less than offered makes libcurl abort

@@ -85,20 +85,15 @@ public final class HookRunner {
     /// Executable regular files of the directory in name order; editor backups,
     /// dpkg leftovers and hidden files are skipped, non-executables are logged.
     func hookPaths() -> [String] {
-        guard let directoryStream = opendir(directory) else {
-            if errno != ENOENT { Log.warning("\(SystemError("reading hooks directory \(directory)"))") }
+        let entries: [String]
+        do {
+            entries = try SmallFile.directoryEntries(directory)
+        } catch {
+            if error.errno != ENOENT { Log.warning("hooks directory: \(error)") }
             return []
         }
-        defer { closedir(directoryStream) }
-        var names: [String] = []
-        while let entry = readdir(directoryStream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
-            if name.hasPrefix(".") || name.hasSuffix("~") || name.contains(".dpkg-") || name.hasSuffix(".ucf-dist") {
-                continue
-            }
-            names.append(name)
+        let names = entries.filter { name in
+            !(name.hasSuffix("~") || name.contains(".dpkg-") || name.hasSuffix(".ucf-dist"))
         }
         return names.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }).compactMap { name in
             let path = "\(directory)/\(name)"

@@ -1,61 +1,196 @@
 import Glibc
 import UplinkCore
 
-/// Runs one probe round for one uplink on the event loop: every probe over every
-/// family in parallel, then the external validators of the probes that have one (as
-/// child processes of the loop), then hands the results to the core's planner.
+/// What a round needs to know about names: the uplink's servers and the rules.
+public struct RoundDNS: Sendable {
+    public var servers: DNSServers
+    public var settings: DNSSettings
+
+    public init(servers: DNSServers, settings: DNSSettings) {
+        self.servers = servers
+        self.settings = settings
+    }
+}
+
+/// Everything one round learned.
+public struct RoundResult: Sendable {
+    /// One result per request, in request order.
+    public var probes: [ProbeResult]
+    public var knownAnswers: [AddressFamily: KnownAnswerResult]
+}
+
+/// Runs one probe round for one uplink on the event loop: resolves the probes' host
+/// names through the uplink's own DNS (bound to it), judges the answers (a public
+/// name answered with a private address is a hijack; no answer is a DNS failure),
+/// sends every remaining probe over every family in parallel with its answer pinned,
+/// then runs the external validators of the probes that have one (as child processes
+/// of the loop), and hands the results to the core's planner.
 public final class RoundRunner {
     private let loop: EventLoop
     private let prober: HTTPProber
+    private let resolver: DNSResolver
 
-    public init(loop: EventLoop, prober: HTTPProber) {
+    public init(loop: EventLoop, prober: HTTPProber, resolver: DNSResolver) {
         self.loop = loop
         self.prober = prober
+        self.resolver = resolver
     }
 
-    /// Starts a round; `completion` gets the results in request order, always exactly
-    /// once, on the loop. A probe libcurl refuses to start counts as a failed probe.
-    public func run(_ requests: [ProbeRequest], settings: ProbeSettings, validatorTimeoutMilliseconds: Int,
-                    completion: @escaping ([ProbeResult]) -> Void) {
-        guard !requests.isEmpty else {
-            loop.schedule(afterMilliseconds: 0) { completion([]) }
+    /// Starts a round; `completion` gets the results, always exactly once, on the
+    /// loop. A probe libcurl refuses to start counts as a failed probe.
+    public func run(_ requests: [ProbeRequest], dns: RoundDNS, settings: ProbeSettings,
+                    validatorTimeoutMilliseconds: Int, completion: @escaping (RoundResult) -> Void) {
+        let families = Set(requests.map(\.family))
+        let knownFamilies = dns.settings.knownAnswer.map { families.intersection($0.families) } ?? []
+        let round = Round(count: requests.count + knownFamilies.count) { results in
+            var knownAnswers: [AddressFamily: KnownAnswerResult] = [:]
+            for case .knownAnswer(let family, let verdict) in results { knownAnswers[family] = verdict }
+            let probes = results.compactMap { part -> ProbeResult? in
+                if case .probe(let result) = part { return result } else { return nil }
+            }
+            completion(RoundResult(probes: probes, knownAnswers: knownAnswers))
+        }
+        guard round.remaining > 0 else {
+            loop.schedule(afterMilliseconds: 0) { round.finishEmpty() }
             return
         }
-        let round = Round(count: requests.count, completion: completion)
+        let started = MonotonicClock.nowMilliseconds()
+        var lookups: [String: [(slot: Int, request: ProbeRequest)]] = [:]
         for (slot, request) in requests.enumerated() {
-            do {
-                try prober.start(request, settings: settings) { [loop] result in
-                    RoundRunner.validate(result, loop: loop, timeoutMilliseconds: validatorTimeoutMilliseconds) { validated in
-                        round.fill(slot, with: validated)
+            guard let host = request.hostNeedingResolution else {
+                send(request, slot: slot, round: round, settings: settings, validatorTimeoutMilliseconds: validatorTimeoutMilliseconds)
+                continue
+            }
+            // Several probes on one host share a lookup.
+            let key = "\(request.family.rawValue) \(host)"
+            if lookups[key] == nil {
+                lookups[key] = []
+                resolve(host, family: request.family, request.interface, dns) { [weak self] answer in
+                    for (index, waiter) in (lookups[key] ?? []).enumerated() {
+                        // The lookup's bytes are counted once, on its first probe.
+                        self?.resolved(waiter.request, slot: waiter.slot, answer: answer, countDNSBytes: index == 0,
+                                       round: round, dns: dns, started: started, settings: settings,
+                                       validatorTimeoutMilliseconds: validatorTimeoutMilliseconds)
                     }
                 }
-            } catch {
-                Log.error("cannot start probe \(request.probe.name) on \(request.interface): \(error)")
-                let failed = ProbeResult(request: request, outcome: .failure(.other(code: error.code, message: error.message)),
-                                         elapsedMilliseconds: 0, bytes: 0)
-                // Delivered from the loop, like every other result.
-                loop.schedule(afterMilliseconds: 0) { round.fill(slot, with: failed) }
+            }
+            lookups[key]?.append((slot, request))
+        }
+        for (offset, family) in knownFamilies.sorted(by: { $0.rawValue < $1.rawValue }).enumerated() {
+            let known = dns.settings.knownAnswer!
+            let interface = requests[0].interface
+            resolve(known.name, family: family, interface, dns) { answer in
+                let verdict: KnownAnswerResult
+                switch answer {
+                case .success(let addresses):
+                    verdict = KnownAnswerResult.judge(addresses, expected: known)
+                    if case .mismatch = verdict {
+                        Log.warning("\(interface): DNS answers \(known.name) with \(addresses.map(\.description).joined(separator: ", ")), not \(known.addresses.map(\.description).joined(separator: ", ")): the resolver lies")
+                    }
+                case .failure:
+                    verdict = .unanswered
+                }
+                round.fill(requests.count + offset, with: .knownAnswer(family, verdict))
             }
         }
     }
 
-    /// Results of one round, in request order, delivered once all have arrived.
-    private final class Round {
-        var slots: [ProbeResult?]
-        var remaining: Int
-        let completion: ([ProbeResult]) -> Void
+    private func resolve(_ name: String, family: AddressFamily, _ interface: InterfaceName, _ dns: RoundDNS,
+                         completion: @escaping (Result<[IPAddress], DNSFailure>) -> Void) {
+        resolver.resolve(name, family: family, interface: dns.servers.bindsToInterface ? interface : nil,
+                         servers: dns.servers.ordered(for: family),
+                         timeoutMilliseconds: dns.settings.timeoutMilliseconds, completion: completion)
+    }
 
-        init(count: Int, completion: @escaping ([ProbeResult]) -> Void) {
+    private func resolved(_ request: ProbeRequest, slot: Int, answer: Result<[IPAddress], DNSFailure>,
+                          countDNSBytes: Bool, round: Round, dns: RoundDNS, started: Int, settings: ProbeSettings,
+                          validatorTimeoutMilliseconds: Int) {
+        let host = request.probe.url.host
+        let elapsed = MonotonicClock.nowMilliseconds() - started
+        let bytes = countDNSBytes ? RoundRunner.estimatedDNSBytes(name: host, answer: answer) : 0
+        switch answer {
+        case .failure(let failure):
+            Log.info("\(request.interface) \(request.family.rawValue): cannot resolve \(host): \(failure)")
+            let reason: TransportFailure = failure.kind == .bindFailed ? .bindFailed : .dnsFailed
+            round.fill(slot, with: .probe(ProbeResult(request: request, outcome: .failure(reason),
+                                                      elapsedMilliseconds: elapsed, bytes: bytes)))
+        case .success(let addresses):
+            switch DNSEvidence.judge(addresses, hijackCheck: dns.settings.hijackCheck) {
+            case .hijacked(let answers):
+                Log.info("\(request.interface) \(request.family.rawValue): \(host) resolves to \(answers.map(\.description).joined(separator: ", ")) through its DNS: hijacked")
+                var pinned = request
+                pinned.addresses = answers
+                round.fill(slot, with: .probe(ProbeResult(request: pinned, outcome: .dnsHijack(answers),
+                                                          elapsedMilliseconds: elapsed, bytes: bytes)))
+            case .pin(let answers):
+                guard !answers.isEmpty else {
+                    round.fill(slot, with: .probe(ProbeResult(request: request, outcome: .failure(.dnsFailed),
+                                                              elapsedMilliseconds: elapsed, bytes: bytes)))
+                    return
+                }
+                var pinned = request
+                pinned.addresses = answers
+                send(pinned, slot: slot, round: round, settings: settings,
+                     validatorTimeoutMilliseconds: validatorTimeoutMilliseconds, extraBytes: bytes, extraMilliseconds: elapsed)
+            }
+        }
+    }
+
+    private func send(_ request: ProbeRequest, slot: Int, round: Round, settings: ProbeSettings,
+                      validatorTimeoutMilliseconds: Int, extraBytes: Int = 0, extraMilliseconds: Int = 0) {
+        do {
+            try prober.start(request, settings: settings) { [loop] result in
+                var result = result
+                result.bytes += extraBytes
+                result.elapsedMilliseconds += extraMilliseconds
+                RoundRunner.validate(result, loop: loop, timeoutMilliseconds: validatorTimeoutMilliseconds) { validated in
+                    round.fill(slot, with: .probe(validated))
+                }
+            }
+        } catch {
+            Log.error("cannot start probe \(request.probe.name) on \(request.interface): \(error)")
+            let failed = ProbeResult(request: request, outcome: .failure(.other(code: error.code, message: error.message)),
+                                     elapsedMilliseconds: extraMilliseconds, bytes: extraBytes)
+            // Delivered from the loop, like every other result.
+            loop.schedule(afterMilliseconds: 0) { round.fill(slot, with: .probe(failed)) }
+        }
+    }
+
+    /// c-ares does not report packet sizes, so a lookup's cost is estimated from the
+    /// DNS wire format: a query (12-byte header, the name, type and class) and an
+    /// answer that repeats it and adds one record per address.
+    static func estimatedDNSBytes(name: String, answer: Result<[IPAddress], DNSFailure>) -> Int {
+        let question = 12 + name.utf8.count + 2 + 4
+        guard case .success(let addresses) = answer else { return question }
+        let records = addresses.reduce(0) { $0 + 12 + ($1.family == .ipv4 ? 4 : 16) }
+        return question + question + records
+    }
+
+    private enum Part {
+        case probe(ProbeResult)
+        case knownAnswer(AddressFamily, KnownAnswerResult)
+    }
+
+    /// Results of one round, in slot order, delivered once all have arrived.
+    private final class Round {
+        var slots: [Part?]
+        var remaining: Int
+        let completion: ([Part]) -> Void
+
+        init(count: Int, completion: @escaping ([Part]) -> Void) {
             slots = Array(repeating: nil, count: count)
             remaining = count
             self.completion = completion
         }
 
-        func fill(_ slot: Int, with result: ProbeResult) {
-            slots[slot] = result
+        func fill(_ slot: Int, with part: Part) {
+            guard slots[slot] == nil else { return }
+            slots[slot] = part
             remaining -= 1
             if remaining == 0 { completion(slots.compactMap { $0 }) }
         }
+
+        func finishEmpty() { completion([]) }
     }
 
     /// Runs the probe's external validator, if it has one and an answer came back:

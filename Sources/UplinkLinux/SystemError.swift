@@ -82,6 +82,48 @@ public enum SmallFile {
         }
     }
 
+    /// The last `limit` bytes of a file that may be long (a lease file dhclient keeps
+    /// appending to); nil when it cannot be opened.
+    public static func tail(_ path: String, limit: Int) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        if Int(info.st_size) > limit { _ = lseek(fd, off_t(Int(info.st_size) - limit), SEEK_SET) }
+        var buffer = [UInt8](repeating: 0, count: limit)
+        var total = 0
+        while total < limit {
+            let count = buffer.withUnsafeMutableBytes { raw in Glibc.read(fd, raw.baseAddress! + total, limit - total) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            total += count
+        }
+        return String(decoding: buffer[0..<total], as: UTF8.self)
+    }
+
+    /// Modification time in seconds, or nil when the file does not exist.
+    public static func modificationSeconds(_ path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int(info.st_mtim.tv_sec)
+    }
+
+    /// Names in a directory (no "." entries), at most `limit` of them, unsorted; an
+    /// empty list when it cannot be read (ENOENT is not worth a word).
+    public static func directoryEntries(_ directory: String, limit: Int = 4_096) throws(SystemError) -> [String] {
+        guard let stream = opendir(directory) else { throw SystemError("reading directory \(directory)") }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while names.count < limit, let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        return names
+    }
+
     public static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }

@@ -101,6 +101,12 @@ enum StatusCommand {
             for uplink in state.uplinks {
                 var line = "\(uplink.interface): \(uplink.verdict.rawValue) (\(uplink.kind.rawValue), \(uplink.reason)) since \(max(0, now - uplink.sinceWallSeconds)) s ago"
                 if let portal = uplink.portalURL { line += ", portal \(portal)" }
+                if let v4 = uplink.ipv4, let v6 = uplink.ipv6 {
+                    line += ", ipv4 \(v4.rawValue) (\(uplink.ipv4Reason ?? "-")), ipv6 \(v6.rawValue) (\(uplink.ipv6Reason ?? "-"))"
+                }
+                if let source = uplink.dnsSource {
+                    line += ", dns from \(source.rawValue)" + (source.isPerUplink ? "" : " (not per-uplink)")
+                }
                 line += ", \(uplink.bytesToday) probe bytes today"
                 if let budget = uplink.budgetBytes {
                     line += " of \(budget)" + (uplink.budgetExhausted ? " (budget spent: probing on link events only)" : "")

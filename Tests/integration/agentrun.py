@@ -53,9 +53,11 @@ def require_binary(path=None) -> Path:
     return binary
 
 
-def config_text(agent=None, *, timeout="1s", uplinks=None, extra="", defaults=True) -> str:
-    """An uplinkd.conf: [check] with lab probes only, [agent] = AGENT_DEFAULTS
-    updated by `agent` (a value None drops the key), optional [uplinks]."""
+def config_text(agent=None, *, timeout="1s", uplinks=None, extra="", defaults=True,
+                probes=PROBES) -> str:
+    """An uplinkd.conf: [check] with lab probes only (`probes`: (name, url, expects)
+    tuples, PROBES unless told), [agent] = AGENT_DEFAULTS updated by `agent` (a value
+    None drops the key), optional [uplinks]."""
     keys = dict(AGENT_DEFAULTS) if defaults else {}
     keys.update(agent or {})
     lines = ["# written by agentrun.py: lab probes only", "[check]"]
@@ -65,7 +67,8 @@ def config_text(agent=None, *, timeout="1s", uplinks=None, extra="", defaults=Tr
     lines += [f"{k} = {v}" for k, v in keys.items() if v is not None]
     if uplinks:
         lines += ["", "[uplinks]", f"interfaces = {uplinks}"]
-    for name, url, expects in PROBES:
+    for name, url, expects in probes:
+        assert url.startswith(f"http://{INTERNET_ADDR}/"), f"not a lab probe: {url}"
         lines += ["", f"[probe {name}]", f"url = {url}"]
         lines += [f"{k} = {v}" for k, v in expects]
     text = "\n".join(lines) + "\n" + extra
@@ -116,7 +119,8 @@ def parse_hook_log(text: str):
 
 
 STATE_UPLINK_FIELDS = ("kind", "verdict", "reason", "since", "ipv4", "ipv6",
-                       "bytes_today", "budget", "exhausted", "portal_url")
+                       "bytes_today", "budget", "exhausted", "portal_url",
+                       "ipv4_reason", "ipv6_reason", "dns_source")
 
 
 def parse_state(text: str) -> dict:
@@ -191,11 +195,16 @@ class AgentRun:
         # `ip netns exec` execs the program: self.proc.pid is the agent's pid.
         self.proc = subprocess.Popen(self.lab.exec_argv("gw", self.argv()),
                                      stdin=subprocess.DEVNULL, stdout=self._stderr,
-                                     stderr=subprocess.PIPE if timed else self._stderr)
+                                     stderr=subprocess.PIPE if timed else self._stderr,
+                                     **self.popen_options())
         if timed:
             self._reader = threading.Thread(target=self._pump, daemon=True)
             self._reader.start()
         return self
+
+    def popen_options(self) -> dict:
+        """Extra subprocess.Popen arguments (subclasses driving other programs)."""
+        return {}
 
     def _pump(self):
         pipe, out = self.proc.stderr, self._stderr

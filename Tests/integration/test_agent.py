@@ -525,7 +525,7 @@ def test_queued_verdict_events_are_coalesced(fresh_lab, serve, agent, tmp_path):
 # --- 9. uplinkd status ---------------------------------------------------------------
 
 UPLINK_KEYS = {"interface", "kind", "verdict", "reason", "since", "portal_url", "families",
-               "bytes_today", "budget_bytes", "budget_exhausted"}
+               "dns_source", "dns_per_uplink", "bytes_today", "budget_bytes", "budget_exhausted"}
 
 
 def test_status_while_running_and_after_term(lab, serve, agent):
@@ -547,10 +547,13 @@ def test_status_while_running_and_after_term(lab, serve, agent):
     if sorted(ups) != ["eth0", "wlan0", "wwan0"] or any(set(u) != UPLINK_KEYS for u in ups.values()):
         fail(run, f"uplinks[] must list eth0, wlan0, wwan0 with keys {sorted(UPLINK_KEYS)}: {js}")
     got = {n: (u["kind"], u["verdict"], u["reason"], u["portal_url"], u["families"]["ipv4"],
-               u["budget_bytes"], u["budget_exhausted"]) for n, u in ups.items()}
-    want = {"eth0": ("ethernet", "online", "validated", None, "online", None, False),
-            "wlan0": ("wifi", "captive", "redirect", PORTAL_URL, "captive", None, False),
-            "wwan0": ("wwan", "limited", "refused", None, "limited", None, False)}
+               u["families"]["ipv6"], u["budget_bytes"], u["budget_exhausted"]) for n, u in ups.items()}
+    want = {"eth0": ("ethernet", "online", "validated", None, {"verdict": "online", "reason": "validated"}, None,
+                     None, False),
+            "wlan0": ("wifi", "captive", "redirect", PORTAL_URL, {"verdict": "captive", "reason": "redirect"}, None,
+                      None, False),
+            "wwan0": ("wwan", "limited", "refused", None, {"verdict": "limited", "reason": "refused"}, None,
+                      None, False)}
     if got != want:
         fail(run, f"status --json uplinks:\n  {got}\nexpected\n  {want}")
     if not all(isinstance(u["bytes_today"], int) and isinstance(u["since"], int) for u in ups.values()):

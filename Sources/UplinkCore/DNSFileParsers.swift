@@ -1,0 +1,113 @@
+/// Readers of the files other network managers leave behind, each turned into the
+/// DNS servers of one interface. Pure: the adapter reads the files (bounded) and
+/// passes the text in. Malformed content yields no servers, never an error: these
+/// files are someone else's, and the next source is tried.
+public enum DNSFileParsers {
+    /// systemd-networkd's `/run/systemd/netif/links/IFINDEX`: `DNS=a b c`.
+    public static func networkdLinkState(_ text: String) -> [IPAddress] {
+        servers(inKey: "DNS", of: text)
+    }
+
+    /// systemd-resolved's `/run/systemd/resolve/netif/IFINDEX`: `SERVERS=a b c`.
+    public static func resolvedLinkState(_ text: String) -> [IPAddress] {
+        servers(inKey: "SERVERS", of: text)
+    }
+
+    /// A systemd-style DHCP lease (NetworkManager's internal client): `DNS=a b c`.
+    public static func systemdLease(_ text: String) -> [IPAddress] {
+        servers(inKey: "DNS", of: text)
+    }
+
+    /// `nameserver ADDRESS` lines of a resolv.conf (also resolvconf's per-interface files).
+    public static func resolvConf(_ text: String) -> [IPAddress] {
+        var result: [IPAddress] = []
+        for line in text.split(whereSeparator: { $0 == "\n" }) {
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard words.count >= 2, words[0] == "nameserver", let address = server(String(words[1])) else { continue }
+            append(address, to: &result)
+        }
+        return result
+    }
+
+    /// ISC dhclient lease files: the last `lease {}` (DHCPv4, `option
+    /// domain-name-servers a, b;`) and the last `lease6 {}` (DHCPv6, `option
+    /// dhcp6.name-servers a,b;`) for the interface; dhclient appends, so last is newest.
+    public static func dhclientLeases(_ text: String, interface: String) -> [IPAddress] {
+        var lastV4: [IPAddress]?
+        var lastV6: [IPAddress]?
+        var depth = 0
+        var blockKind: Substring = ""
+        var blockInterface: String?
+        var blockServers: [IPAddress] = []
+        for rawLine in text.split(whereSeparator: { $0 == "\n" }) {
+            let line = rawLine.trimmingWhitespace
+            if depth == 0 {
+                if line.hasPrefix("lease6") || line.hasPrefix("lease") {
+                    blockKind = line.hasPrefix("lease6") ? "lease6" : "lease"
+                    blockInterface = nil
+                    blockServers = []
+                }
+            }
+            if line.hasPrefix("interface ") && depth == 1 {
+                blockInterface = String(line.dropFirst("interface ".count)).trimmingWhitespace
+                    .trimmingCharacters(";\"")
+            }
+            if line.hasPrefix("option domain-name-servers ") || line.hasPrefix("option dhcp6.name-servers ") {
+                let list = line.split(separator: " ", maxSplits: 2).last.map(String.init) ?? ""
+                for item in list.trimmingCharacters(";").split(separator: ",") {
+                    if let address = server(String(item).trimmingWhitespace) { append(address, to: &blockServers) }
+                }
+            }
+            depth += line.filter { $0 == "{" }.count
+            let closing = line.filter { $0 == "}" }.count
+            if closing > 0 {
+                depth = max(0, depth - closing)
+                if depth == 0, blockInterface == interface {
+                    if blockKind == "lease6" { lastV6 = blockServers } else { lastV4 = blockServers }
+                }
+            }
+        }
+        var result = lastV4 ?? []
+        for address in lastV6 ?? [] { append(address, to: &result) }
+        return result
+    }
+
+    /// One server as these files write it: `1.2.3.4`, `1.2.3.4:53`, `2001:db8::1`,
+    /// `[2001:db8::1]:53`, `fe80::1%eth0`, optionally followed by `#server-name`.
+    public static func server(_ token: String) -> IPAddress? {
+        var text = Substring(token)
+        if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            text = text[text.index(after: text.startIndex)..<close]
+        } else if text.filter({ $0 == ":" }).count == 1 {
+            text = text[..<text.firstIndex(of: ":")!]
+        }
+        if let percent = text.firstIndex(of: "%") { text = text[..<percent] }
+        guard let address = IPAddress(String(text)), !address.isUnspecified else { return nil }
+        return address
+    }
+
+    private static func servers(inKey key: String, of text: String) -> [IPAddress] {
+        var result: [IPAddress] = []
+        for line in text.split(whereSeparator: { $0 == "\n" }) where line.hasPrefix(key + "=") {
+            for word in line.dropFirst(key.count + 1).split(separator: " ") {
+                if let address = server(String(word)) { append(address, to: &result) }
+            }
+        }
+        return result
+    }
+
+    private static func append(_ address: IPAddress, to list: inout [IPAddress]) {
+        if !list.contains(address) { list.append(address) }
+    }
+}
+
+extension String {
+    func trimmingCharacters(_ characters: String) -> String {
+        var text = Substring(self)
+        while let first = text.first, characters.contains(first) { text = text.dropFirst() }
+        while let last = text.last, characters.contains(last) { text = text.dropLast() }
+        return String(text)
+    }
+}

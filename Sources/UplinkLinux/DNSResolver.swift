@@ -1,0 +1,280 @@
+import CAres
+import CUplinkShim
+import Glibc
+import UplinkCore
+
+/// Why a name did not resolve through an uplink: the c-ares status, mapped here at
+/// the edge, with its code and c-ares's sentence.
+public struct DNSFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The uplink has no DNS servers from any enabled source.
+        case noServers
+        /// NXDOMAIN.
+        case notFound
+        /// The name exists, with no record of the asked family.
+        case noData
+        case timeout
+        /// SERVFAIL, REFUSED, a malformed answer, or no server reachable.
+        case serverError
+        /// A query socket could not be bound to the interface (SO_BINDTODEVICE).
+        case bindFailed
+        case other
+    }
+
+    public let kind: Kind
+    /// The ARES_* status, or errno for `bindFailed`; 0 when neither applies.
+    public let code: Int
+    public let message: String
+
+    public var description: String { code == 0 ? message : "\(message) (code \(code))" }
+
+    static func status(_ status: Int32) -> DNSFailure {
+        let kind: Kind
+        switch status {
+        case ARES_ENOTFOUND: kind = .notFound
+        case ARES_ENODATA: kind = .noData
+        case ARES_ETIMEOUT: kind = .timeout
+        case ARES_ESERVFAIL, ARES_EREFUSED, ARES_EBADRESP, ARES_ECONNREFUSED, ARES_EFORMERR: kind = .serverError
+        default: kind = .other
+        }
+        return DNSFailure(kind: kind, code: Int(status), message: String(cString: ares_strerror(status)))
+    }
+}
+
+/// Resolves host names through given servers with every query socket bound to one
+/// interface (SO_BINDTODEVICE), so a backup uplink's names are answered by its own
+/// resolver over its own link, never by the primary's. c-ares does the DNS; this
+/// drives it from the event loop through its socket-state callback and timeouts.
+///
+/// Ownership: every lookup owns one c-ares channel. c-ares gets *unretained*
+/// pointers to the `Lookup` (socket-state data, socket-creation data, query
+/// argument); the resolver keeps the Lookup in `active` until its channel has been
+/// destroyed, which happens from the loop after the answer, never inside a c-ares
+/// callback (c-ares forbids that).
+public final class DNSResolver {
+    private let loop: EventLoop
+    private var active: [ObjectIdentifier: Lookup] = [:]
+
+    private static let libraryInit: Int32 = ares_library_init(ARES_LIB_INIT_ALL)
+
+    public init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    deinit {
+        for lookup in active.values { lookup.destroy() }
+    }
+
+    /// Resolves `name` to addresses of `family` through `servers`, asked in order,
+    /// over `interface` only (nil: unbound, for a local cache on loopback).
+    /// `completion` runs once, on the loop, within about `timeoutMilliseconds`.
+    public func resolve(_ name: String, family: AddressFamily, interface: InterfaceName?, servers: [IPAddress],
+                        timeoutMilliseconds: Int,
+                        completion: @escaping (Result<[IPAddress], DNSFailure>) -> Void) {
+        guard !servers.isEmpty else {
+            let failure = DNSFailure(kind: .noServers, code: 0, message: "no DNS servers known")
+            loop.schedule(afterMilliseconds: 0) { completion(.failure(failure)) }
+            return
+        }
+        guard DNSResolver.libraryInit == ARES_SUCCESS else {
+            let failure = DNSFailure.status(DNSResolver.libraryInit)
+            loop.schedule(afterMilliseconds: 0) { completion(.failure(failure)) }
+            return
+        }
+        // Always answered from a later turn of the loop, even when c-ares fails at
+        // once inside ares_getaddrinfo: callers may still be registering waiters.
+        let lookup = Lookup(loop: loop, interface: interface?.value) { [loop] result in
+            loop.schedule(afterMilliseconds: 0) { completion(result) }
+        }
+        active[ObjectIdentifier(lookup)] = lookup
+        lookup.onDone = { [weak self] finished in
+            // Destroy the channel from the loop, outside every c-ares callback.
+            self?.loop.schedule(afterMilliseconds: 0) { [weak self] in
+                finished.destroy()
+                self?.active.removeValue(forKey: ObjectIdentifier(finished))
+            }
+        }
+        lookup.start(name: name, family: family, servers: servers, timeoutMilliseconds: timeoutMilliseconds)
+    }
+}
+
+/// One name, one family, one channel.
+private final class Lookup {
+    let loop: EventLoop
+    /// NUL-terminated interface name for SO_BINDTODEVICE; nil for unbound lookups.
+    let interface: [CChar]?
+    var channel: ares_channel?
+    var completion: ((Result<[IPAddress], DNSFailure>) -> Void)?
+    var onDone: ((Lookup) -> Void)?
+    var watched: Set<Int32> = []
+    var retryTimer: EventLoop.TimerID?
+    var deadlineTimer: EventLoop.TimerID?
+    /// errno of a failed SO_BINDTODEVICE, to tell "cannot bind" from "no answer".
+    var bindErrno: Int32 = 0
+
+    init(loop: EventLoop, interface: String?, completion: @escaping (Result<[IPAddress], DNSFailure>) -> Void) {
+        self.loop = loop
+        self.interface = interface.map { Array($0.utf8CString) }
+        self.completion = completion
+    }
+
+    func start(name: String, family: AddressFamily, servers: [IPAddress], timeoutMilliseconds: Int) {
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        // Each server is tried twice; c-ares doubles the per-try timeout on each pass.
+        let perTry = max(100, timeoutMilliseconds / (3 * servers.count))
+        var status = uplinkd_ares_channel_new(&channel, Int32(perTry), 2, Lookup.socketStateTrampoline, user)
+        guard status == ARES_SUCCESS, let channel else { return finish(.failure(.status(status))) }
+        if interface != nil { ares_set_socket_callback(channel, Lookup.socketCreatedTrampoline, user) }
+        let list = servers.map { $0.family == .ipv6 ? "[\($0)]:53" : "\($0):53" }.joined(separator: ",")
+        status = ares_set_servers_ports_csv(channel, list)
+        guard status == ARES_SUCCESS else { return finish(.failure(.status(status))) }
+
+        deadlineTimer = loop.schedule(afterMilliseconds: timeoutMilliseconds) { [weak self] in
+            self?.deadlineTimer = nil
+            self?.finish(.failure(DNSFailure(kind: .timeout, code: Int(ARES_ETIMEOUT), message: "no answer within \(timeoutMilliseconds) ms")))
+        }
+        var hints = ares_addrinfo_hints()
+        hints.ai_flags = ARES_AI_NOSORT
+        hints.ai_family = family == .ipv4 ? AF_INET : AF_INET6
+        // One socket type, or every address comes back once per type.
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        ares_getaddrinfo(channel, name, nil, &hints, Lookup.answerTrampoline, user)
+        rearmRetryTimer()
+    }
+
+    // MARK: c-ares callbacks (non-capturing; `self` comes back from the user pointer)
+
+    private static let socketStateTrampoline: ares_sock_state_cb = { user, socket, readable, writable in
+        Unmanaged<Lookup>.fromOpaque(user!).takeUnretainedValue().socketChanged(socket, readable != 0, writable != 0)
+    }
+
+    private static let socketCreatedTrampoline: ares_sock_create_callback = { socket, _, user in
+        Unmanaged<Lookup>.fromOpaque(user!).takeUnretainedValue().bind(socket)
+    }
+
+    private static let answerTrampoline: ares_addrinfo_callback = { user, status, _, result in
+        let lookup = Unmanaged<Lookup>.fromOpaque(user!).takeUnretainedValue()
+        defer { if let result { ares_freeaddrinfo(result) } }
+        guard status == ARES_SUCCESS, let result else {
+            if lookup.bindErrno != 0 {
+                let error = SystemError("binding DNS query to interface", errno: lookup.bindErrno)
+                return lookup.finish(.failure(DNSFailure(kind: .bindFailed, code: Int(lookup.bindErrno), message: "\(error)")))
+            }
+            return lookup.finish(.failure(.status(status)))
+        }
+        lookup.finish(.success(Lookup.addresses(in: result.pointee.nodes)))
+    }
+
+    /// SO_BINDTODEVICE on every query socket, UDP and TCP alike. A socket that cannot
+    /// be bound is refused (c-ares then gives up on that server) instead of leaving
+    /// through whatever route the primary uplink offers.
+    private func bind(_ socket: Int32) -> Int32 {
+        guard let interface else { return 0 }
+        let result = interface.withUnsafeBufferPointer { name in
+            setsockopt(socket, SOL_SOCKET, SO_BINDTODEVICE, name.baseAddress, socklen_t(name.count))
+        }
+        if result != 0 {
+            bindErrno = errno
+            return -1
+        }
+        return 0
+    }
+
+    private func socketChanged(_ socket: Int32, _ readable: Bool, _ writable: Bool) {
+        guard readable || writable else {
+            watched.remove(socket)
+            loop.unwatch(socket)
+            return
+        }
+        var interest: EventLoop.Interest = []
+        if readable { interest.insert(.readable) }
+        if writable { interest.insert(.writable) }
+        do {
+            try loop.watch(socket, for: interest) { [weak self] readiness in
+                self?.process(socket, readiness)
+            }
+            watched.insert(socket)
+        } catch {
+            Log.warning("cannot watch DNS socket: \(error)")
+        }
+    }
+
+    private func process(_ socket: Int32, _ readiness: EventLoop.Readiness) {
+        guard let channel else { return }
+        let read = readiness.readable || readiness.failed ? socket : ARES_SOCKET_BAD
+        let write = readiness.writable ? socket : ARES_SOCKET_BAD
+        ares_process_fd(channel, read, write)
+        rearmRetryTimer()
+    }
+
+    /// c-ares retries and gives up on its own clock; it is asked after every step
+    /// when it next needs to run.
+    private func rearmRetryTimer() {
+        if let retryTimer { loop.cancel(retryTimer) }
+        retryTimer = nil
+        guard let channel, completion != nil else { return }
+        var next = timeval()
+        guard let wait = ares_timeout(channel, nil, &next) else { return }
+        let milliseconds = Int(wait.pointee.tv_sec) * 1_000 + Int(wait.pointee.tv_usec) / 1_000
+        retryTimer = loop.schedule(afterMilliseconds: milliseconds) { [weak self] in
+            guard let self, let channel = self.channel else { return }
+            self.retryTimer = nil
+            ares_process_fd(channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD)
+            self.rearmRetryTimer()
+        }
+    }
+
+    private func finish(_ result: Result<[IPAddress], DNSFailure>) {
+        guard let completion else { return }
+        self.completion = nil
+        if let deadlineTimer { loop.cancel(deadlineTimer) }
+        if let retryTimer { loop.cancel(retryTimer) }
+        deadlineTimer = nil
+        retryTimer = nil
+        completion(result)
+        onDone?(self)
+        onDone = nil
+    }
+
+    /// Tears the channel down; c-ares reports its sockets closed on the way (and
+    /// calls a still-pending query back with ARES_EDESTRUCTION, which `finish` ignores
+    /// once a result went out).
+    func destroy() {
+        if let deadlineTimer { loop.cancel(deadlineTimer) }
+        if let retryTimer { loop.cancel(retryTimer) }
+        deadlineTimer = nil
+        retryTimer = nil
+        completion = nil
+        if let channel { ares_destroy(channel) }
+        channel = nil
+        for socket in watched { loop.unwatch(socket) }
+        watched = []
+    }
+
+    static func addresses(in first: UnsafeMutablePointer<ares_addrinfo_node>?) -> [IPAddress] {
+        var result: [IPAddress] = []
+        var node = first
+        while let current = node {
+            if let address = current.pointee.ai_addr, let parsed = ipAddress(address), !result.contains(parsed) {
+                result.append(parsed)
+            }
+            node = current.pointee.ai_next
+        }
+        return result
+    }
+
+    static func ipAddress(_ address: UnsafeMutablePointer<sockaddr>) -> IPAddress? {
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                withUnsafeBytes(of: v4.pointee.sin_addr) { IPAddress(family: .ipv4, bytes: Array($0)) }
+            }
+        case AF_INET6:
+            return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                withUnsafeBytes(of: v6.pointee.sin6_addr) { IPAddress(family: .ipv6, bytes: Array($0)) }
+            }
+        default:
+            return nil
+        }
+    }
+}
