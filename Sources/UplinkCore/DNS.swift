@@ -103,7 +103,7 @@ public struct DNSSettings: Sendable, Equatable {
     /// Not configuration keys: fixed by those programs, settable for tests.
     public var networkdDirectory = "/run/systemd/netif/links"
     public var resolvedDirectory = "/run/systemd/resolve/netif"
-    public var networkManagerDirectory = "/var/lib/NetworkManager"
+    public var networkManagerDirectories = ["/run/NetworkManager", "/var/lib/NetworkManager"]
     /// Time limit for resolving one name (all servers and retries).
     public var timeoutMilliseconds = 3_000
     public var knownAnswer: KnownAnswer?
@@ -124,11 +124,13 @@ public enum DNSEvidence {
         case hijacked([IPAddress])
     }
 
-    public static func judge(_ answers: [IPAddress], hijackCheck: Bool) -> Judgement {
-        guard hijackCheck else { return .pin(answers) }
-        let public_ = answers.filter { !$0.isSpecialPurpose }
-        if public_.isEmpty && !answers.isEmpty { return .hijacked(answers) }
+    /// `family` is the record family asked for. IPv4-mapped answers to an AAAA query
+    /// are never pinned: Linux would carry them over IPv4 and make IPv6 look alive.
+    public static func judge(_ answers: [IPAddress], family: AddressFamily, hijackCheck: Bool) -> Judgement {
+        let usable = answers.filter { family == .ipv4 || $0.mappedIPv4 == nil }
+        guard hijackCheck else { return .pin(usable) }
+        if !answers.isEmpty && answers.allSatisfy(\.isSpecialPurpose) { return .hijacked(answers) }
         // Mixed answers: keep the public ones, never probe a private address.
-        return .pin(public_)
+        return .pin(usable.filter { !$0.isSpecialPurpose })
     }
 }

@@ -33,24 +33,30 @@ public enum DNSFileParsers {
     /// domain-name-servers a, b;`) and the last `lease6 {}` (DHCPv6, `option
     /// dhcp6.name-servers a,b;`) for the interface; dhclient appends, so last is newest.
     public static func dhclientLeases(_ text: String, interface: String) -> [IPAddress] {
-        var lastV4: [IPAddress]?
-        var lastV6: [IPAddress]?
+        let found = dhclientLeaseServers(text, interface: interface)
+        var result = found.dhcp4
+        for address in found.dhcp6 { append(address, to: &result) }
+        return result
+    }
+
+    /// The servers of the last DHCPv4 and the last DHCPv6 lease of the interface.
+    public static func dhclientLeaseServers(_ text: String, interface: String) -> (dhcp4: [IPAddress], dhcp6: [IPAddress]) {
+        var lastV4: [IPAddress] = []
+        var lastV6: [IPAddress] = []
         var depth = 0
-        var blockKind: Substring = ""
+        var isLease6 = false
         var blockInterface: String?
         var blockServers: [IPAddress] = []
         for rawLine in text.split(whereSeparator: { $0 == "\n" }) {
             let line = rawLine.trimmingWhitespace
             if depth == 0 {
-                if line.hasPrefix("lease6") || line.hasPrefix("lease") {
-                    blockKind = line.hasPrefix("lease6") ? "lease6" : "lease"
-                    blockInterface = nil
-                    blockServers = []
-                }
+                // A new top-level block: whatever came before is finished.
+                isLease6 = line.hasPrefix("lease6")
+                blockInterface = nil
+                blockServers = []
             }
-            if line.hasPrefix("interface ") && depth == 1 {
-                blockInterface = String(line.dropFirst("interface ".count)).trimmingWhitespace
-                    .trimmingCharacters(";\"")
+            if depth == 1 && line.hasPrefix("interface ") {
+                blockInterface = String(line.dropFirst("interface ".count)).trimmingWhitespace.trimmingCharacters(";\"")
             }
             if line.hasPrefix("option domain-name-servers ") || line.hasPrefix("option dhcp6.name-servers ") {
                 let list = line.split(separator: " ", maxSplits: 2).last.map(String.init) ?? ""
@@ -58,30 +64,43 @@ public enum DNSFileParsers {
                     if let address = server(String(item).trimmingWhitespace) { append(address, to: &blockServers) }
                 }
             }
-            depth += line.filter { $0 == "{" }.count
-            let closing = line.filter { $0 == "}" }.count
-            if closing > 0 {
-                depth = max(0, depth - closing)
-                if depth == 0, blockInterface == interface {
-                    if blockKind == "lease6" { lastV6 = blockServers } else { lastV4 = blockServers }
+            // Braces inside quoted strings (a domain-search option, say) do not count.
+            var quoted = false
+            for character in line {
+                if character == "\"" { quoted.toggle() }
+                guard !quoted else { continue }
+                if character == "{" { depth += 1 }
+                if character == "}" && depth > 0 {
+                    depth -= 1
+                    if depth == 0 && blockInterface == interface {
+                        if isLease6 { lastV6 = blockServers } else { lastV4 = blockServers }
+                    }
                 }
             }
         }
-        var result = lastV4 ?? []
-        for address in lastV6 ?? [] { append(address, to: &result) }
-        return result
+        return (lastV4, lastV6)
     }
 
     /// One server as these files write it: `1.2.3.4`, `1.2.3.4:53`, `2001:db8::1`,
     /// `[2001:db8::1]:53`, `fe80::1%eth0`, optionally followed by `#server-name`.
+    /// A server on another port than 53 is left out (queries always use 53).
     public static func server(_ token: String) -> IPAddress? {
         var text = Substring(token)
         if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
+        var port: Substring?
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else { return nil }
+            let after = text[text.index(after: close)...]
+            if after.hasPrefix(":") { port = after.dropFirst() }
             text = text[text.index(after: text.startIndex)..<close]
         } else if text.filter({ $0 == ":" }).count == 1 {
-            text = text[..<text.firstIndex(of: ":")!]
+            let colon = text.firstIndex(of: ":")!
+            port = text[text.index(after: colon)...]
+            text = text[..<colon]
+        }
+        if let port {
+            let digits = port.prefix { $0 != "%" }
+            guard digits == "53" else { return nil }
         }
         if let percent = text.firstIndex(of: "%") { text = text[..<percent] }
         guard let address = IPAddress(String(text)), !address.isUnspecified else { return nil }

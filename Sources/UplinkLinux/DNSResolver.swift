@@ -124,7 +124,9 @@ private final class Lookup {
         let perTry = max(100, timeoutMilliseconds / (3 * servers.count))
         var status = uplinkd_ares_channel_new(&channel, Int32(perTry), 2, Lookup.socketStateTrampoline, user)
         guard status == ARES_SUCCESS, let channel else { return finish(.failure(.status(status))) }
-        if interface != nil { ares_set_socket_callback(channel, Lookup.socketCreatedTrampoline, user) }
+        // The configure callback runs before connect(): binding later would leave the
+        // route and source address chosen through the primary.
+        if interface != nil { ares_set_socket_configure_callback(channel, Lookup.socketCreatedTrampoline, user) }
         let list = servers.map { $0.family == .ipv6 ? "[\($0)]:53" : "\($0):53" }.joined(separator: ",")
         status = ares_set_servers_ports_csv(channel, list)
         guard status == ARES_SUCCESS else { return finish(.failure(.status(status))) }
@@ -136,7 +138,6 @@ private final class Lookup {
         var hints = ares_addrinfo_hints()
         hints.ai_flags = ARES_AI_NOSORT
         hints.ai_family = family == .ipv4 ? AF_INET : AF_INET6
-        // One socket type, or every address comes back once per type.
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         ares_getaddrinfo(channel, name, nil, &hints, Lookup.answerTrampoline, user)
         rearmRetryTimer()
@@ -165,7 +166,8 @@ private final class Lookup {
         lookup.finish(.success(Lookup.addresses(in: result.pointee.nodes)))
     }
 
-    /// SO_BINDTODEVICE on every query socket, UDP and TCP alike. A socket that cannot
+    /// SO_BINDTODEVICE on every query socket, UDP and TCP alike, before it connects
+    /// (so routing and the source address are the uplink's). A socket that cannot
     /// be bound is refused (c-ares then gives up on that server) instead of leaving
     /// through whatever route the primary uplink offers.
     private func bind(_ socket: Int32) -> Int32 {
@@ -214,8 +216,9 @@ private final class Lookup {
         retryTimer = nil
         guard let channel, completion != nil else { return }
         var next = timeval()
-        guard let wait = ares_timeout(channel, nil, &next) else { return }
-        let milliseconds = Int(wait.pointee.tv_sec) * 1_000 + Int(wait.pointee.tv_usec) / 1_000
+        guard ares_timeout(channel, nil, &next) != nil else { return }
+        // Rounded up, so the timer never fires before c-ares has something to do.
+        let milliseconds = Int(next.tv_sec) * 1_000 + (Int(next.tv_usec) + 999) / 1_000
         retryTimer = loop.schedule(afterMilliseconds: milliseconds) { [weak self] in
             guard let self, let channel = self.channel else { return }
             self.retryTimer = nil

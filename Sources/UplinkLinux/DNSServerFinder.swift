@@ -43,46 +43,39 @@ public struct DNSServerFinder: Sendable {
             guard let text = SmallFile.read(resolved, limit: Self.stateFileBytes) else { return nil }
             return DNSServers(source: .networkd, addresses: DNSFileParsers.resolvedLinkState(text), origin: resolved)
         case .networkmanager:
-            // internal-UUID-IFACE.lease (systemd format) or dhclient-UUID-IFACE.lease;
-            // the newest wins when a device has had several connections.
-            let directory = settings.networkManagerDirectory
-            let candidates = entries(of: directory).filter { $0.hasSuffix("-\(name).lease") }
-            let newest = candidates.max { (SmallFile.modificationSeconds("\(directory)/\($0)") ?? 0)
-                < (SmallFile.modificationSeconds("\(directory)/\($1)") ?? 0) }
-            guard let file = newest, let text = SmallFile.tail("\(directory)/\(file)", limit: Self.leaseTailBytes) else {
-                return nil
+            // Lease files NAME-UUID-IFACE.lease in /run/NetworkManager or
+            // /var/lib/NetworkManager: dhclient's (dhclient-, dhclient6-) and the
+            // systemd-style internal- ones of older releases. The default nettools
+            // client records no servers; NetworkManager then hands them to
+            // systemd-resolved, which the networkd source reads.
+            let files = settings.networkManagerDirectories.flatMap { directory in
+                entries(of: directory).filter { $0.hasSuffix("-\(name).lease") }.map { "\(directory)/\($0)" }
             }
-            let addresses = file.hasPrefix("internal-") ? DNSFileParsers.systemdLease(text)
-                                                        : DNSFileParsers.dhclientLeases(text, interface: name)
-            return DNSServers(source: .networkmanager, addresses: addresses, origin: "\(directory)/\(file)")
+            return newestPerFamily(files, source: .networkmanager) { path, text in
+                path.split(separator: "/").last!.hasPrefix("internal-")
+                    ? (DNSFileParsers.systemdLease(text), [])
+                    : DNSFileParsers.dhclientLeaseServers(text, interface: name)
+            }
         case .dhclient:
             // Every dhclient lease file of each directory (dhclient.leases,
-            // dhclient.eth0.leases, dhclient6.eth0.leases, ...), each filtered by the
-            // interface named inside its leases; servers of all of them, newest file first.
-            var found: [(modified: Int, path: String, addresses: [IPAddress])] = []
-            for directory in settings.dhclientLeaseDirectories {
-                for file in entries(of: directory)
-                where file.hasPrefix("dhclient") && (file.hasSuffix(".leases") || file.hasSuffix(".lease")) {
-                    let path = "\(directory)/\(file)"
-                    guard let text = SmallFile.tail(path, limit: Self.leaseTailBytes) else { continue }
-                    let addresses = DNSFileParsers.dhclientLeases(text, interface: name)
-                    if !addresses.isEmpty {
-                        found.append((SmallFile.modificationSeconds(path) ?? 0, path, addresses))
-                    }
-                }
+            // dhclient.eth0.leases, dhclient6.eth0.leases, ...), filtered by the
+            // interface named inside each lease; per family, the newest file wins, so
+            // files of old runs do not add stale servers.
+            let files = settings.dhclientLeaseDirectories.flatMap { directory in
+                entries(of: directory)
+                    .filter { $0.hasPrefix("dhclient") && ($0.hasSuffix(".leases") || $0.hasSuffix(".lease")) }
+                    .map { "\(directory)/\($0)" }
             }
-            guard !found.isEmpty else { return nil }
-            found.sort { $0.modified > $1.modified }
-            var addresses: [IPAddress] = []
-            for entry in found { for address in entry.addresses where !addresses.contains(address) { addresses.append(address) } }
-            return DNSServers(source: .dhclient, addresses: addresses, origin: found.map(\.path).joined(separator: ","))
+            return newestPerFamily(files, source: .dhclient) { _, text in
+                DNSFileParsers.dhclientLeaseServers(text, interface: name)
+            }
         case .resolvconf:
             // Debian resolvconf keeps one file per interface and program: eth0.dhclient,
             // wlan0.udhcpc, eth1.inet (ifupdown static).
             let directory = settings.resolvconfDirectory
             var addresses: [IPAddress] = []
             var origins: [String] = []
-            for file in entries(of: directory).sorted() where file == name || file.hasPrefix("\(name).") {
+            for file in entries(of: directory).sorted() where DNSServerFinder.isResolvconfFile(file, of: name) {
                 guard let text = SmallFile.read("\(directory)/\(file)", limit: Self.stateFileBytes) else { continue }
                 for address in DNSFileParsers.resolvConf(text) where !addresses.contains(address) { addresses.append(address) }
                 origins.append("\(directory)/\(file)")
@@ -92,6 +85,34 @@ public struct DNSServerFinder: Sendable {
             guard let text = SmallFile.read(settings.resolvConfPath, limit: Self.stateFileBytes) else { return nil }
             return DNSServers(source: .resolvConf, addresses: DNSFileParsers.resolvConf(text), origin: settings.resolvConfPath)
         }
+    }
+
+    /// `eth0` and `eth0.dhclient` belong to eth0; `eth0.10.dhclient` to the VLAN eth0.10.
+    static func isResolvconfFile(_ file: String, of name: String) -> Bool {
+        if file == name { return true }
+        guard file.hasPrefix("\(name).") else { return false }
+        let next = file.dropFirst(name.count + 1).prefix { $0 != "." }
+        return !next.isEmpty && !next.allSatisfy(\.isNumber)
+    }
+
+    /// Reads lease files and keeps, per DHCP family, the servers of the most recently
+    /// modified file that names any.
+    private func newestPerFamily(_ paths: [String], source: DNSSource,
+                                 parse: (String, String) -> (dhcp4: [IPAddress], dhcp6: [IPAddress])) -> DNSServers? {
+        var best4: (modified: Int, path: String, addresses: [IPAddress])?
+        var best6: (modified: Int, path: String, addresses: [IPAddress])?
+        for path in paths {
+            guard let text = SmallFile.tail(path, limit: Self.leaseTailBytes) else { continue }
+            let modified = SmallFile.modificationSeconds(path) ?? 0
+            let found = parse(path, text)
+            if !found.dhcp4.isEmpty, modified >= best4?.modified ?? Int.min { best4 = (modified, path, found.dhcp4) }
+            if !found.dhcp6.isEmpty, modified >= best6?.modified ?? Int.min { best6 = (modified, path, found.dhcp6) }
+        }
+        let chosen = [best4, best6].compactMap { $0 }
+        guard !chosen.isEmpty else { return nil }
+        var addresses: [IPAddress] = []
+        for entry in chosen { for address in entry.addresses where !addresses.contains(address) { addresses.append(address) } }
+        return DNSServers(source: source, addresses: addresses, origin: chosen.map(\.path).joined(separator: ","))
     }
 
     private func entries(of directory: String) -> [String] {

@@ -134,6 +134,8 @@ public final class HTTPProber {
         let addresses = request.addresses.map { $0.family == .ipv6 ? "[\($0)]" : "\($0)" }.joined(separator: ",")
         let entry = "\(request.probe.url.host):\(request.probe.url.effectivePort):\(addresses)"
         transfer.resolve = curl_slist_append(nil, entry)
+        // A NULL list would let libcurl fall back to the system resolver.
+        guard transfer.resolve != nil else { throw CurlError(easy: CURLE_OUT_OF_MEMORY, "pinning \(entry)") }
         code = uplinkd_easy_set_slist(transfer.easy, CURLOPT_RESOLVE, transfer.resolve)
         guard code == CURLE_OK else { throw CurlError(easy: code, "pinning \(entry)") }
     }

@@ -65,10 +65,12 @@ public final class RoundRunner {
             let key = "\(request.family.rawValue) \(host)"
             if lookups[key] == nil {
                 lookups[key] = []
-                resolve(host, family: request.family, request.interface, dns) { [weak self] answer in
+                // `self` is held until the answer: the round must complete even if
+                // its owner lets go of the runner meanwhile.
+                resolve(host, family: request.family, request.interface, dns) { answer in
                     for (index, waiter) in (lookups[key] ?? []).enumerated() {
                         // The lookup's bytes are counted once, on its first probe.
-                        self?.resolved(waiter.request, slot: waiter.slot, answer: answer, countDNSBytes: index == 0,
+                        self.resolved(waiter.request, slot: waiter.slot, answer: answer, countDNSBytes: index == 0,
                                        round: round, dns: dns, started: started, settings: settings,
                                        validatorTimeoutMilliseconds: validatorTimeoutMilliseconds)
                     }
@@ -115,7 +117,7 @@ public final class RoundRunner {
             round.fill(slot, with: .probe(ProbeResult(request: request, outcome: .failure(reason),
                                                       elapsedMilliseconds: elapsed, bytes: bytes)))
         case .success(let addresses):
-            switch DNSEvidence.judge(addresses, hijackCheck: dns.settings.hijackCheck) {
+            switch DNSEvidence.judge(addresses, family: request.family, hijackCheck: dns.settings.hijackCheck) {
             case .hijacked(let answers):
                 Log.info("\(request.interface) \(request.family.rawValue): \(host) resolves to \(answers.map(\.description).joined(separator: ", ")) through its DNS: hijacked")
                 var pinned = request

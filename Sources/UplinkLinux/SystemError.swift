@@ -47,7 +47,8 @@ public enum MonotonicClock {
 public enum SmallFile {
     /// Reads at most `limit` bytes; nil when the file cannot be opened.
     public static func read(_ path: String, limit: Int = 4_096) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO planted at a configured path must not stall the loop.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: limit)
@@ -85,7 +86,7 @@ public enum SmallFile {
     /// The last `limit` bytes of a file that may be long (a lease file dhclient keeps
     /// appending to); nil when it cannot be opened.
     public static func tail(_ path: String, limit: Int) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()

@@ -14,7 +14,8 @@ struct DNSFileParserTests {
             NTP=
             """
         #expect(DNSFileParsers.networkdLinkState(networkd) == addresses("192.0.2.53", "2001:db8::53", "fe80::1"))
-        let resolved = "SCOPES=DNS\nSERVERS=198.51.100.1:5353#dns.example [2001:db8::9]:53\nDOMAINS=lan\n"
+        let resolved = "SCOPES=DNS\nSERVERS=198.51.100.1:53#dns.example 198.51.100.2:5353 [2001:db8::9]:53%3 [2001:db8::8]:5353\nDOMAINS=lan\n"
+        // Queries go to port 53: servers on other ports are left out.
         #expect(DNSFileParsers.resolvedLinkState(resolved) == addresses("198.51.100.1", "2001:db8::9"))
     }
 
@@ -49,6 +50,9 @@ struct DNSFileParserTests {
         #expect(DNSFileParsers.dhclientLeases(leases, interface: "wwan0").isEmpty)
         // A lease file cut in the middle (the adapter reads its tail) yields what is whole.
         #expect(DNSFileParsers.dhclientLeases("  option domain-name-servers 1.1.1.1;\n}\n", interface: "eth0").isEmpty)
+        // Braces inside quoted values do not end the block.
+        let quoted = "lease {\n  interface \"eth0\";\n  option domain-search \"a}b\";\n  option domain-name-servers 10.7.0.1;\n}\n"
+        #expect(DNSFileParsers.dhclientLeases(quoted, interface: "eth0") == addresses("10.7.0.1"))
     }
 
     @Test func resolvConfAndResolvconfFiles() {
@@ -72,16 +76,20 @@ struct DNSEvidenceTests {
     @Test func privateAnswersForAPublicNameAreAHijack() {
         for answer in ["10.1.2.3", "172.20.0.1", "192.168.1.1", "100.64.0.1", "169.254.1.1", "127.0.0.1", "0.0.0.0",
                        "fd00::1", "fe80::1", "::1", "::", "::ffff:192.168.1.1"] {
-            #expect(DNSEvidence.judge(addresses(answer), hijackCheck: true) == .hijacked(addresses(answer)), "\(answer)")
+            let family: AddressFamily = answer.contains(":") ? .ipv6 : .ipv4
+            #expect(DNSEvidence.judge(addresses(answer), family: family, hijackCheck: true) == .hijacked(addresses(answer)), "\(answer)")
         }
-        #expect(DNSEvidence.judge(addresses("10.1.2.3"), hijackCheck: false) == .pin(addresses("10.1.2.3")))
+        #expect(DNSEvidence.judge(addresses("10.1.2.3"), family: .ipv4, hijackCheck: false) == .pin(addresses("10.1.2.3")))
     }
 
     @Test func publicAnswersArePinnedAndMixedOnesKeepOnlyThePublic() {
-        #expect(DNSEvidence.judge(addresses("203.0.113.80", "2001:db8::80"), hijackCheck: true)
-                == .pin(addresses("203.0.113.80", "2001:db8::80")))
-        #expect(DNSEvidence.judge(addresses("10.0.0.1", "203.0.113.80"), hijackCheck: true) == .pin(addresses("203.0.113.80")))
-        #expect(DNSEvidence.judge(addresses("::ffff:203.0.113.80"), hijackCheck: true) == .pin(addresses("::ffff:203.0.113.80")))
+        #expect(DNSEvidence.judge(addresses("2001:db8::80", "2001:db8::81"), family: .ipv6, hijackCheck: true)
+                == .pin(addresses("2001:db8::80", "2001:db8::81")))
+        #expect(DNSEvidence.judge(addresses("10.0.0.1", "203.0.113.80"), family: .ipv4, hijackCheck: true) == .pin(addresses("203.0.113.80")))
+        // An IPv4-mapped AAAA answer would be carried over IPv4: never pinned for IPv6.
+        #expect(DNSEvidence.judge(addresses("::ffff:203.0.113.80", "2001:db8::80"), family: .ipv6, hijackCheck: true)
+                == .pin(addresses("2001:db8::80")))
+        #expect(DNSEvidence.judge(addresses("::ffff:203.0.113.80"), family: .ipv6, hijackCheck: false) == .pin([]))
     }
 
     @Test func knownAnswer() {

@@ -10,7 +10,7 @@ struct DNSServerFinderTests {
         var settings = DNSSettings()
         settings.networkdDirectory = "\(tree.root)/networkd"
         settings.resolvedDirectory = "\(tree.root)/resolved"
-        settings.networkManagerDirectory = "\(tree.root)/nm"
+        settings.networkManagerDirectories = ["\(tree.root)/nm"]
         settings.dhclientLeaseDirectories = ["\(tree.root)/dhcp"]
         settings.resolvconfDirectory = "\(tree.root)/resolvconf"
         settings.resolvConfPath = "\(tree.root)/resolv.conf"
@@ -24,6 +24,8 @@ struct DNSServerFinderTests {
         try tree.file("resolv.conf", "nameserver 127.0.0.53\n")
         try tree.file("resolvconf/wlan0.udhcpc", "nameserver 10.2.0.1\n")
         try tree.file("resolvconf/wlan00.udhcpc", "nameserver 10.99.0.1\n")
+        try tree.file("resolvconf/wlan0.10.udhcpc", "nameserver 10.98.0.1\n")
+        try tree.file("dhcp/dhclient6.eth0.leases", "lease6 {\n  interface \"eth0\";\n  option dhcp6.name-servers 2001:db8::53;\n}\n")
         try tree.file("dhcp/dhclient.eth0.leases", "lease {\n  interface \"eth0\";\n  option domain-name-servers 10.1.0.1;\n}\n")
         try tree.file("nm/internal-0b3c-usb0.lease", "ADDRESS=10.3.0.5\nDNS=10.3.0.1\n")
         try tree.file("networkd/7", "OPER_STATE=routable\nDNS=10.4.0.1\n")
@@ -32,8 +34,9 @@ struct DNSServerFinderTests {
         var finder = DNSServerFinder(settings: settings(tree))
         func servers(_ name: String, _ index: Int) -> DNSServers { finder.servers(for: InterfaceName(name)!, index: index) }
 
-        #expect(servers("eth0", 2) == DNSServers(source: .dhclient, addresses: [IPAddress("10.1.0.1")!],
-                                               origin: "\(tree.root)/dhcp/dhclient.eth0.leases"))
+        // DHCPv4 and DHCPv6 leases live in separate files; both count.
+        #expect(servers("eth0", 2).source == .dhclient)
+        #expect(Set(servers("eth0", 2).addresses) == [IPAddress("10.1.0.1")!, IPAddress("2001:db8::53")!])
         #expect(servers("wlan0", 3).source == .resolvconf)
         #expect(servers("wlan0", 3).addresses == [IPAddress("10.2.0.1")!])
         #expect(servers("usb0", 4).source == .networkmanager)
