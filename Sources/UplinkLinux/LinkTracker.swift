@@ -57,6 +57,9 @@ public final class LinkTracker {
             caches.append(cache)
         }
         view = RouteCacheView(links: caches[0], addresses: caches[1], routes: caches[2])
+        // The manager's first fill can drop routes that differ only by interface.
+        let reloaded = RouteCacheView.reload(routes: caches[2], socket: syncSocket.pointer)
+        if reloaded < 0 { Log.warning("\(NetlinkError("re-reading routes", code: reloaded))") }
         descriptor = nl_cache_mngr_get_fd(manager)
         setReceiveBuffer(bytes: receiveBufferBytes)
         links = view.allFacts()
@@ -135,7 +138,8 @@ public final class LinkTracker {
     }
 
     private func refill(_ cache: OpaquePointer, _ what: String) {
-        let result = nl_cache_refill(syncSocket.pointer, cache)
+        let result = cache == view.routes ? RouteCacheView.reload(routes: cache, socket: syncSocket.pointer)
+                                          : nl_cache_refill(syncSocket.pointer, cache)
         if result < 0 { Log.warning("\(NetlinkError("re-reading \(what)", code: result))") }
     }
 

@@ -56,6 +56,8 @@ public final class NetlinkSnapshot {
         guard result >= 0, let addressCache else { throw NetlinkError("dumping addresses", code: result) }
         result = rtnl_route_alloc_cache(socket.pointer, AF_UNSPEC, 0, &routeCache)
         guard result >= 0, let routeCache else { throw NetlinkError("dumping routes", code: result) }
+        result = RouteCacheView.reload(routes: routeCache, socket: socket.pointer)
+        guard result >= 0 else { throw NetlinkError("dumping routes", code: result) }
         links = RouteCacheView(links: linkCache, addresses: addressCache, routes: routeCache).allFacts()
     }
 

@@ -68,6 +68,7 @@ public final class RoundRunner {
                 // `self` is held until the answer: the round must complete even if
                 // its owner lets go of the runner meanwhile.
                 resolve(host, family: request.family, request.interface, dns) { answer in
+                    RoundRunner.logAnswer(answer, host: host, request: request, dns: dns)
                     for (index, waiter) in (lookups[key] ?? []).enumerated() {
                         // The lookup's bytes are counted once, on its first probe.
                         self.resolved(waiter.request, slot: waiter.slot, answer: answer, countDNSBytes: index == 0,
@@ -112,14 +113,12 @@ public final class RoundRunner {
         let bytes = countDNSBytes ? RoundRunner.estimatedDNSBytes(name: host, answer: answer) : 0
         switch answer {
         case .failure(let failure):
-            Log.info("\(request.interface) \(request.family.rawValue): cannot resolve \(host): \(failure)")
             let reason: TransportFailure = failure.kind == .bindFailed ? .bindFailed : .dnsFailed
             round.fill(slot, with: .probe(ProbeResult(request: request, outcome: .failure(reason),
                                                       elapsedMilliseconds: elapsed, bytes: bytes)))
         case .success(let addresses):
             switch DNSEvidence.judge(addresses, family: request.family, hijackCheck: dns.settings.hijackCheck) {
             case .hijacked(let answers):
-                Log.info("\(request.interface) \(request.family.rawValue): \(host) resolves to \(answers.map(\.description).joined(separator: ", ")) through its DNS: hijacked")
                 var pinned = request
                 pinned.addresses = answers
                 round.fill(slot, with: .probe(ProbeResult(request: pinned, outcome: .dnsHijack(answers),
@@ -134,6 +133,19 @@ public final class RoundRunner {
                 pinned.addresses = answers
                 send(pinned, slot: slot, round: round, settings: settings,
                      validatorTimeoutMilliseconds: validatorTimeoutMilliseconds, extraBytes: bytes, extraMilliseconds: elapsed)
+            }
+        }
+    }
+
+    /// One line per lookup, however many probes share it.
+    static func logAnswer(_ answer: Result<[IPAddress], DNSFailure>, host: String, request: ProbeRequest, dns: RoundDNS) {
+        let prefix = "\(request.interface) \(request.family.rawValue)"
+        switch answer {
+        case .failure(let failure):
+            Log.info("\(prefix): cannot resolve \(host): \(failure)")
+        case .success(let addresses):
+            if case .hijacked = DNSEvidence.judge(addresses, family: request.family, hijackCheck: dns.settings.hijackCheck) {
+                Log.info("\(prefix): \(host) resolves to \(addresses.map(\.description).joined(separator: ", ")) through its DNS: hijacked")
             }
         }
     }

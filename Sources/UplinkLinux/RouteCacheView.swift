@@ -10,6 +10,18 @@ struct RouteCacheView {
     let addresses: OpaquePointer
     let routes: OpaquePointer
 
+    /// Re-reads a route cache so that routes differing only by interface all stay.
+    ///
+    /// libnl keys routes by family, table, destination and metric, not interface: two
+    /// IPv6 default routes of equal metric on two uplinks (router advertisements, metric
+    /// 1024 on both) collide, and a plain refill keeps one. Read into an empty cache
+    /// through the include path instead, libnl merges the second into the first as
+    /// another next hop, which `allFacts` reads per interface.
+    static func reload(routes cache: OpaquePointer, socket: OpaquePointer) -> Int32 {
+        nl_cache_clear(cache)
+        return nl_cache_resync(socket, cache, nil, nil)
+    }
+
     func allFacts() -> [Int: LinkFacts] {
         var addressesByIndex: [Int32: [InterfaceAddress]] = [:]
         RouteCacheView.forEach(addresses) { object in

@@ -105,9 +105,10 @@ def default_binary():
                    f"so CPU and memory figures are pessimistic")
 
 
-def profile_config(name: str) -> str:
+def profile_config(name: str, **options) -> str:
+    """The configuration of a profile; options go to config_text (probes=...)."""
     p = PROFILES[name]
-    return config_text(p["agent"], timeout=p["timeout"], defaults=False)
+    return config_text(p["agent"], timeout=p["timeout"], defaults=False, **options)
 
 
 class Fifo:
@@ -212,31 +213,47 @@ class Bench:
         return run.start(timed=True)
 
     # -- 1 ---------------------------------------------------------------------
+    def flip_carrier(self, run, iface, flips, gap, down, up, timeout=15.0, jitter=0.0):
+        """Sets the carrier of iface's upstream peer down and up again `flips` times,
+        each change `gap` seconds after the previous one (each loss a further uniform
+        [0, jitter) later: a random phase for tools that poll), and waits for the hook
+        lines down(fields) and up(fields) after each. `run` (an AgentRun or anything
+        with its running()/transcript()) is already started and settled. Returns three
+        lists of seconds: down line from before `ip` started, from after it
+        returned, and up line from before `ip` started."""
+        role, peer = self.lab.peer_of(iface)
+        before, after, back = [], [], []
+        last_change = time.monotonic()
+        for _ in range(flips):
+            for carrier in (False, True):
+                pause = last_change + gap - time.monotonic()
+                if not carrier and jitter > 0:
+                    pause = max(pause, 0.0) + random.uniform(0.0, jitter)
+                if pause > 0:
+                    time.sleep(pause)          # linkwatch pacing, not a condition wait
+                since = self.fifo.mark()
+                t0 = time.monotonic()
+                self.lab.ip(role, "link", "set", peer, "up" if carrier else "down")
+                t1 = last_change = time.monotonic()
+                arrived, _ = self.fifo.wait(up if carrier else down, since, timeout,
+                                            f"{iface} carrier {carrier}", run=run)
+                if carrier:
+                    back.append(arrived - t0)
+                else:
+                    before.append(arrived - t0)
+                    after.append(arrived - t1)
+        return before, after, back
+
     def carrier(self, iface, flips, gap):
         role, peer = self.lab.peer_of(iface)
         start = self.fifo.mark()
         run = self.agent(profile_config("default"))
-        before, after, up = [], [], []
         try:
             self.fifo.wait(primary_line("eth0"), start, 30, "start-up primary eth0", run=run)
             self.fifo.wait(verdict_line(iface, "online"), start, 30, f"{iface} online", run=run)
-            last_change = time.monotonic()
-            for _ in range(flips):
-                for carrier in (False, True):
-                    pause = last_change + gap - time.monotonic()
-                    if pause > 0:
-                        time.sleep(pause)          # linkwatch pacing, not a condition wait
-                    since = self.fifo.mark()
-                    t0 = time.monotonic()
-                    self.lab.ip(role, "link", "set", peer, "up" if carrier else "down")
-                    t1 = last_change = time.monotonic()
-                    arrived, _ = self.fifo.wait(verdict_line(iface, "online" if carrier else "down"),
-                                                since, 15, f"{iface} carrier {carrier}", run=run)
-                    if carrier:
-                        up.append(arrived - t0)
-                    else:
-                        before.append(arrived - t0)
-                        after.append(arrived - t1)
+            before, after, up = self.flip_carrier(run, iface, flips, gap,
+                                                  verdict_line(iface, "down"),
+                                                  verdict_line(iface, "online"))
         finally:
             rc = run.stop()
             run.close()
@@ -248,6 +265,33 @@ class Bench:
         print(f"  (agent exit status on TERM: {rc})")
 
     # -- 2 ---------------------------------------------------------------------
+    def random_cut(self, run, interval, needle, moved, cut, restore, what, timeout=None):
+        """The cut at a random phase: after the first stderr line of `run` containing
+        `needle` (the end of a probe round), waits a uniform moment in [0, interval),
+        calls cut(), waits for the hook line moved(fields) (at most `timeout`, default
+        interval + 60 s), then restore(). Returns (cut -> moved, D, phase) in seconds:
+        D runs from the round scheduled after the cut (end of the last round before it
+        + interval; the cut itself if later) to the move, phase from the end of that
+        round to the cut."""
+        round_end = wait_line(run, needle, 10)
+        cut_at = round_end + random.uniform(0.0, interval)
+        while True:                                  # a sleep until a chosen moment
+            left = cut_at - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(left, 1.0))
+        ends = [t for t, ln in list(run.lines) if needle in ln]
+        last_end = ends[-1]                          # the round before the cut
+        since = self.fifo.mark()
+        t0 = time.monotonic()
+        cut()
+        try:
+            arrived, _ = self.fifo.wait(moved, since, timeout or interval + 60, what, run=run)
+        finally:
+            restore()
+        scheduled = last_end + interval
+        return arrived - t0, arrived - max(scheduled, t0), t0 - last_end
+
     def cut_run(self, profile):
         interval = PROFILE_INTERVAL_S[profile]
         since = self.fifo.mark()
@@ -255,28 +299,13 @@ class Bench:
         try:
             self.fifo.wait(primary_line("eth0"), since, 30, "start-up primary eth0", run=run)
             self.fifo.wait(verdict_line("wlan0", "online"), since, 30, "wlan0 online", run=run)
-            round_end = wait_line(run, "round on eth0: ", 10)
-            cut_at = round_end + random.uniform(0.0, interval)
-            while True:                              # a sleep until a chosen moment
-                left = cut_at - time.monotonic()
-                if left <= 0:
-                    break
-                time.sleep(min(left, 1.0))
-            ends = [t for t, ln in run.lines if "round on eth0: " in ln]
-            last_end = ends[-1]                      # the round before the cut
-            since = self.fifo.mark()
-            t0 = time.monotonic()
-            self.lab.blackhole("inet")
-            try:
-                moved, _ = self.fifo.wait(primary_line("wlan0"), since, interval + 60,
-                                          "primary eth0 -> wlan0", run=run)
-            finally:
-                self.lab.unblackhole("inet")
+            return self.random_cut(run, interval, "round on eth0: ", primary_line("wlan0"),
+                                   lambda: self.lab.blackhole("inet"),
+                                   lambda: self.lab.unblackhole("inet"),
+                                   "primary eth0 -> wlan0")
         finally:
             run.stop()
             run.close()
-        scheduled = last_end + interval
-        return moved - t0, moved - max(scheduled, t0), t0 - last_end
 
     def cut(self, profile, runs):
         interval = PROFILE_INTERVAL_S[profile]

@@ -41,9 +41,11 @@ REPO_ROOT = HERE.parents[1]
 INTERNET_ADDR = "203.0.113.80"
 PREFIX = f"ul{os.getpid()}"
 ROLES = ("gw", "inet", "portal", "dead", "ll")
-_NAME_RE = re.compile(r"^ul(\d+)-(\d+)-(gw|inet|portal|dead|ll|probe)$")
+# Any role name: dnslab.py builds other topologies with the same naming scheme.
+_NAME_RE = re.compile(r"^ul(\d+)-(\d+)-([a-z0-9]+)$")
 _seq = itertools.count(1)
 NFT_TABLE = "uplinkd_lab"
+ETC_NETNS = "/etc/netns"      # `ip netns exec NAME` bind-mounts /etc/netns/NAME/* over /etc
 
 
 class LabError(RuntimeError):
@@ -120,12 +122,27 @@ def _delete_ns(ns: str):
     run(["ip", "netns", "delete", ns], check=False)
 
 
+def _sweep_etc_netns(owner_matches):
+    """Remove /etc/netns/NAME directories of lab namespaces whose creator pid
+    satisfies owner_matches(pid)."""
+    try:
+        names = os.listdir(ETC_NETNS)
+    except OSError:
+        return
+    for name in names:
+        m = _NAME_RE.match(name)
+        if m and owner_matches(int(m.group(1))):
+            shutil.rmtree(os.path.join(ETC_NETNS, name), ignore_errors=True)
+
+
 def sweep_stale():
-    """Delete lab namespaces left behind by dead test runs (our prefix only)."""
+    """Delete lab namespaces left behind by dead test runs (our prefix only), and
+    their /etc/netns/NAME directories (dnslab.py creates some)."""
     for name in _netns_names():
         m = _NAME_RE.match(name)
         if m and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
             _delete_ns(name)
+    _sweep_etc_netns(lambda pid: pid != os.getpid() and not _pid_alive(pid))
 
 
 def sweep_own():
@@ -138,6 +155,7 @@ def sweep_own():
         m = _NAME_RE.match(name)
         if m and int(m.group(1)) == os.getpid():
             _delete_ns(name)
+    _sweep_etc_netns(lambda pid: pid == os.getpid())
 
 
 atexit.register(sweep_own)
@@ -163,15 +181,15 @@ class LabServer:
     """labserver.py running inside one upstream namespace."""
 
     def __init__(self, ns: str, mode: str, log: Optional[Path] = None,
-                 ready_timeout: float = 10.0):
-        self.ns, self.mode, self.log = ns, mode, log
+                 ready_timeout: float = 10.0, bind: str = INTERNET_ADDR):
+        self.ns, self.mode, self.log, self.bind = ns, mode, log, bind
         self._stderr = tempfile.TemporaryFile()
         self._mode_dir = tempfile.mkdtemp(prefix="labserver-mode-")
         self.mode_file = Path(self._mode_dir) / "mode"
         self.mode_file.write_text(mode + "\n")
         argv = ["ip", "netns", "exec", ns, sys.executable, str(LABSERVER),
                 "--mode", mode, "--mode-file", str(self.mode_file),
-                "--bind", INTERNET_ADDR, "--port", "80"]
+                "--bind", bind, "--port", "80"]
         if log is not None:
             argv += ["--log", str(log)]
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
@@ -235,11 +253,15 @@ class LabServer:
 
 
 class Lab:
-    """The namespace topology. Use as a context manager; destroy() is idempotent."""
+    """The namespace topology. Use as a context manager; destroy() is idempotent.
+    Subclasses (dnslab.DnsLab) set other `roles` and `uplinks`."""
+
+    roles = ROLES
+    uplinks = UPLINKS
 
     def __init__(self):
         self.tag = f"{PREFIX}-{next(_seq)}"
-        self.ns = {role: f"{self.tag}-{role}" for role in ROLES}
+        self.ns = {role: f"{self.tag}-{role}" for role in self.roles}
         self._created = []
         self._servers = []
 
@@ -299,14 +321,14 @@ class Lab:
 
     def peer_of(self, iface: str):
         """(role, peer interface name) of the far end of a gw uplink."""
-        u = UPLINK_BY_IFACE[iface]
+        u = {u.iface: u for u in self.uplinks}[iface]
         return u.role, u.peer
 
     # -- build / destroy -------------------------------------------------
     def build(self):
         sweep_stale()
         try:
-            for role in ROLES:
+            for role in self.roles:
                 run(["ip", "netns", "add", self.ns[role]])
                 self._created.append(self.ns[role])
                 self.ip(role, "link", "set", "lo", "up")
@@ -315,7 +337,7 @@ class Lab:
                                               f"net.ipv4.conf.{key}.rp_filter=0"]))
                 if role != "gw":
                     self.ip(role, "addr", "add", f"{INTERNET_ADDR}/32", "dev", "lo")
-            for u in UPLINKS:
+            for u in self.uplinks:
                 # Created directly with its final name inside gw; peer inside upstream.
                 self.ip("gw", "link", "add", u.iface, "type", "veth",
                         "peer", "name", u.peer, "netns", self.ns[u.role])
@@ -324,7 +346,7 @@ class Lab:
                     self.ip(u.role, "addr", "add", u.up_addr, "dev", u.peer)
                 self.ip(u.role, "link", "set", u.peer, "up")
                 self.ip("gw", "link", "set", u.iface, "up")
-            for u in UPLINKS:
+            for u in self.uplinks:
                 self.wait_lower_up(u.iface, True)
                 if u.gateway:
                     self.ip("gw", "route", "add", "default", "via", u.gateway,
@@ -353,9 +375,11 @@ class Lab:
         return False
 
     # -- upstream behaviours ---------------------------------------------
-    def serve(self, role: str, mode: str, log: Optional[Path] = None) -> LabServer:
-        """Start labserver.py in an upstream namespace; returns once it listens."""
-        srv = LabServer(self.ns[role], mode, log)
+    def serve(self, role: str, mode: str, log: Optional[Path] = None,
+              bind: str = INTERNET_ADDR) -> LabServer:
+        """Start labserver.py in an upstream namespace; returns once it listens
+        (on `bind`, port 80: the lab internet address unless told otherwise)."""
+        srv = LabServer(self.ns[role], mode, log, bind=bind)
         self._servers.append(srv)
         return srv
 

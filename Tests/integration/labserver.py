@@ -2,7 +2,8 @@
 """Fake upstream HTTP server for the uplinkd netns lab (stdlib only).
 
 Runs inside an upstream namespace (ip netns exec NS python3 labserver.py ...),
-bound to the lab "internet" address 203.0.113.80:80. Prints "ready" on stdout
+bound to the lab "internet" address 203.0.113.80:80 (--bind: another address,
+IPv6 too, e.g. 2001:db8:ffff::80). Prints "ready" on stdout
 once the socket is listening. Modes:
 
   internet       /generate_204 -> 204, /hotspot-detect.html -> Success page,
@@ -29,6 +30,8 @@ empty or names no mode.
 """
 
 import argparse
+import socket
+import socketserver
 import sys
 import threading
 import time
@@ -201,12 +204,21 @@ class LabHTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
 
     def __init__(self, addr, mode, log_path, mode_file=None):
+        if ":" in addr[0]:                 # an IPv6 address (dnslab.py's v6 upstreams)
+            self.address_family = socket.AF_INET6
         super().__init__(addr, Handler)
         self.mode = mode
         self.mode_file = mode_file
         self.granted = set()
         self._lock = threading.Lock()
         self._log = open(log_path, "a", buffering=1) if log_path else None
+
+    def server_bind(self):
+        # HTTPServer.server_bind calls socket.getfqdn(), a reverse lookup through the
+        # system resolver; the lab never asks a resolver outside its namespaces.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name = str(self.server_address[0])
+        self.server_port = self.server_address[1]
 
     def current_mode(self):
         if self.mode_file:
@@ -231,7 +243,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mode", required=True, choices=sorted(list(MODES) + list(STATEFUL)))
-    ap.add_argument("--bind", default="203.0.113.80")
+    ap.add_argument("--bind", default="203.0.113.80",
+                    help="address to listen on, IPv4 or IPv6 (2001:db8:ffff::80)")
     ap.add_argument("--port", type=int, default=80)
     ap.add_argument("--log", help="append 'CLIENT_IP PATH' per request to this file")
     ap.add_argument("--mode-file", help="read the mode from this file before every request")
