@@ -26,6 +26,7 @@ import pytest
 
 from agentrun import (PORTAL_URL, AgentError, AgentRun, config_text, require_binary,
                       uplink_is)
+from pytesthelp import fail, ok
 
 SETTLE_S = 15          # start-up: first rounds (1 s probe timeout) and their hooks
 HOLD_DOWN_S = 2.0
@@ -54,19 +55,6 @@ def agent(tmp_path):
     yield start
     for run in started:
         run.close()
-
-
-def ok(fn, *args, **kw):
-    """Call an AgentRun waiter; its AgentError becomes a clean test failure."""
-    try:
-        return fn(*args, **kw)
-    except AgentError as exc:
-        msg = str(exc)
-    pytest.fail(msg, pytrace=False)
-
-
-def fail(run, msg):
-    pytest.fail(f"{msg}\n{run.transcript()}", pytrace=False)
 
 
 def shorts(events):

@@ -5,13 +5,12 @@ The binary is $UPLINKD, or <repo>/.build/debug/uplinkd (run `swift build`).
 """
 
 import json
-import os
 import subprocess
 import time
 
 import pytest
 
-from lab import uplinkd_path
+from pytesthelp import require_binary
 
 TIMEOUT_S = 2
 PROBES = (
@@ -72,14 +71,6 @@ class Result:
         assert len(recs) == 1, f"expected exactly one JSON line\n{self}"
         assert recs[0]["interface"] == iface, f"{recs[0]}\n{self}"
         return recs[0]
-
-
-def require_binary():
-    binary = uplinkd_path()
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        pytest.fail(f"uplinkd binary not found at {binary}: run `swift build` first "
-                    f"(or set UPLINKD=/path/to/uplinkd)", pytrace=False)
-    return binary
 
 
 def uplinkd_check(lb, *ifaces, json_out=True, timeout=TIMEOUT_S, probes=PROBES):

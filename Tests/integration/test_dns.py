@@ -34,9 +34,10 @@ import pytest
 
 import dnslab as dnslabmod
 from agentrun import AGENT_DEFAULTS, AgentError, AgentRun, uplink_is
+from pytesthelp import fail, ok, require_binary
 from dnslab import (DNS_UPLINKS, INTERNET6_ADDR, KNOWN_ADDR, KNOWN_NAME, PROBE_NAME,
                     RESOLVER_ADDR, DnsLab, honest_records)
-from lab import INTERNET_ADDR, uplinkd_path
+from lab import INTERNET_ADDR
 
 PROBES = (
     ("a", f"http://{PROBE_NAME}/generate_204", ()),
@@ -99,14 +100,6 @@ def dlab(netns_ok, host_resolv_conf):
         _skip_or_fail(reason)
     with DnsLab() as lb:
         yield lb
-
-
-def require_binary():
-    binary = uplinkd_path()
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        pytest.fail(f"uplinkd binary not found at {binary}: run `swift build` first "
-                    f"(or set UPLINKD=/path/to/uplinkd)", pytrace=False)
-    return binary
 
 
 # --- configuration -------------------------------------------------------------
@@ -574,18 +567,6 @@ def agent(tmp_path):
     yield start
     for run in started:
         run.close()
-
-
-def ok(fn, *args, **kw):
-    try:
-        return fn(*args, **kw)
-    except AgentError as exc:
-        msg = str(exc)
-    pytest.fail(msg, pytrace=False)
-
-
-def fail(run, msg):
-    pytest.fail(f"{msg}\n{run.transcript()}", pytrace=False)
 
 
 def agent_config(lb):
