@@ -45,7 +45,11 @@ cleanup() {
 }
 trap cleanup EXIT
 mirror=$(sed -n 's/^URIs: //p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
-debootstrap --variant=minbase --include=libcurl4,libnl-3-200,libnl-route-3-200,iproute2,init-system-helpers,procps,systemd \
+# The root gets the package's own Depends (as dpkg-shlibdeps computed them: libcurl4,
+# libnl, libc-ares2, ...), so a new library dependency is tested without editing
+# this list, plus what the smoke tests use.
+depends=$(dpkg-deb -f "$first" Depends | tr ',' '\n' | sed 's/[|(].*//; s/ //g' | grep -v '^$' | paste -sd, -)
+debootstrap --variant=minbase --include="$depends,iproute2,init-system-helpers,procps,systemd" \
     bookworm "$root" "${mirror:-http://deb.debian.org/debian}" > "$root.debootstrap.log" 2>&1 ||
     { cat "$root.debootstrap.log"; exit 1; }
 rm -f "$root.debootstrap.log"
