@@ -68,12 +68,13 @@ public final class RoundRunner {
                 // `self` is held until the answer: the round must complete even if
                 // its owner lets go of the runner meanwhile.
                 resolve(host, family: request.family, request.interface, dns) { answer in
-                    RoundRunner.logAnswer(answer, host: host, request: request, dns: dns)
+                    let judged = NameAnswer(answer, host: host, request: request, dns: dns)
+                    let elapsed = MonotonicClock.nowMilliseconds() - started
                     for (index, waiter) in (lookups[key] ?? []).enumerated() {
                         // The lookup's bytes are counted once, on its first probe.
-                        self.resolved(waiter.request, slot: waiter.slot, answer: answer, countDNSBytes: index == 0,
-                                       round: round, dns: dns, started: started, settings: settings,
-                                       validatorTimeoutMilliseconds: validatorTimeoutMilliseconds)
+                        self.resolved(waiter.request, slot: waiter.slot, judged, bytes: index == 0 ? judged.bytes : 0,
+                                      elapsedMilliseconds: elapsed, round: round, settings: settings,
+                                      validatorTimeoutMilliseconds: validatorTimeoutMilliseconds)
                     }
                 }
             }
@@ -105,47 +106,52 @@ public final class RoundRunner {
                          timeoutMilliseconds: dns.settings.timeoutMilliseconds, completion: completion)
     }
 
-    private func resolved(_ request: ProbeRequest, slot: Int, answer: Result<[IPAddress], DNSFailure>,
-                          countDNSBytes: Bool, round: Round, dns: RoundDNS, started: Int, settings: ProbeSettings,
+    private func resolved(_ request: ProbeRequest, slot: Int, _ answer: NameAnswer, bytes: Int,
+                          elapsedMilliseconds elapsed: Int, round: Round, settings: ProbeSettings,
                           validatorTimeoutMilliseconds: Int) {
-        let host = request.probe.url.host
-        let elapsed = MonotonicClock.nowMilliseconds() - started
-        let bytes = countDNSBytes ? RoundRunner.estimatedDNSBytes(name: host, answer: answer) : 0
-        switch answer {
-        case .failure(let failure):
-            let reason: TransportFailure = failure.kind == .bindFailed ? .bindFailed : .dnsFailed
+        var pinned = request
+        switch answer.verdict {
+        case .failed(let reason):
             round.fill(slot, with: .probe(ProbeResult(request: request, outcome: .failure(reason),
                                                       elapsedMilliseconds: elapsed, bytes: bytes)))
-        case .success(let addresses):
-            switch DNSEvidence.judge(addresses, family: request.family, hijackCheck: dns.settings.hijackCheck) {
-            case .hijacked(let answers):
-                var pinned = request
-                pinned.addresses = answers
-                round.fill(slot, with: .probe(ProbeResult(request: pinned, outcome: .dnsHijack(answers),
-                                                          elapsedMilliseconds: elapsed, bytes: bytes)))
-            case .pin(let answers):
-                guard !answers.isEmpty else {
-                    round.fill(slot, with: .probe(ProbeResult(request: request, outcome: .failure(.dnsFailed),
-                                                              elapsedMilliseconds: elapsed, bytes: bytes)))
-                    return
-                }
-                var pinned = request
-                pinned.addresses = answers
-                send(pinned, slot: slot, round: round, settings: settings,
-                     validatorTimeoutMilliseconds: validatorTimeoutMilliseconds, extraBytes: bytes, extraMilliseconds: elapsed)
-            }
+        case .hijacked(let answers):
+            pinned.addresses = answers
+            round.fill(slot, with: .probe(ProbeResult(request: pinned, outcome: .dnsHijack(answers),
+                                                      elapsedMilliseconds: elapsed, bytes: bytes)))
+        case .pinned(let answers):
+            pinned.addresses = answers
+            send(pinned, slot: slot, round: round, settings: settings,
+                 validatorTimeoutMilliseconds: validatorTimeoutMilliseconds, extraBytes: bytes, extraMilliseconds: elapsed)
         }
     }
 
-    /// One line per lookup, however many probes share it.
-    static func logAnswer(_ answer: Result<[IPAddress], DNSFailure>, host: String, request: ProbeRequest, dns: RoundDNS) {
-        let prefix = "\(request.interface) \(request.family.rawValue)"
-        switch answer {
-        case .failure(let failure):
-            Log.info("\(prefix): cannot resolve \(host): \(failure)")
-        case .success(let addresses):
-            if case .hijacked = DNSEvidence.judge(addresses, family: request.family, hijackCheck: dns.settings.hijackCheck) {
-                Log.info("\(prefix): \(host) resolves to \(addresses.map(\.description).joined(separator: ", ")) through its DNS: hijacked")
+    /// One lookup judged once (and logged once), however many probes share it.
+    private struct NameAnswer {
+        enum Verdict {
+            case failed(TransportFailure)
+            case hijacked([IPAddress])
+            case pinned([IPAddress])
+        }
+
+        let verdict: Verdict
+        let bytes: Int
+
+        init(_ answer: Result<[IPAddress], DNSFailure>, host: String, request: ProbeRequest, dns: RoundDNS) {
+            bytes = RoundRunner.estimatedDNSBytes(name: host, answer: answer)
+            let prefix = "\(request.interface) \(request.family.rawValue)"
+            switch answer {
+            case .failure(let failure):
+                Log.info("\(prefix): cannot resolve \(host): \(failure)")
+                verdict = .failed(failure.kind == .bindFailed ? .bindFailed : .dnsFailed)
+            case .success(let addresses):
+                switch DNSEvidence.judge(addresses, family: request.family, hijackCheck: dns.settings.hijackCheck) {
+                case .hijacked(let answers):
+                    Log.info("\(prefix): \(host) resolves to \(answers.map(\.description).joined(separator: ", ")) through its DNS: hijacked")
+                    verdict = .hijacked(answers)
+                case .pin(let answers):
+                    // Nothing left to pin (only IPv4-mapped AAAA answers, say): no usable answer.
+                    verdict = answers.isEmpty ? .failed(.dnsFailed) : .pinned(answers)
+                }
             }
         }
     }

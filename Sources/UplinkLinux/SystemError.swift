@@ -51,6 +51,11 @@ public enum SmallFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return readText(fd, limit: limit)
+    }
+
+    /// Up to `limit` bytes from where `fd` stands, as text.
+    private static func readText(_ fd: Int32, limit: Int) -> String {
         var buffer = [UInt8](repeating: 0, count: limit)
         var total = 0
         while total < limit {
@@ -92,15 +97,7 @@ public enum SmallFile {
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         if Int(info.st_size) > limit { _ = lseek(fd, off_t(Int(info.st_size) - limit), SEEK_SET) }
-        var buffer = [UInt8](repeating: 0, count: limit)
-        var total = 0
-        while total < limit {
-            let count = buffer.withUnsafeMutableBytes { raw in Glibc.read(fd, raw.baseAddress! + total, limit - total) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            total += count
-        }
-        return String(decoding: buffer[0..<total], as: UTF8.self)
+        return readText(fd, limit: limit)
     }
 
     /// Modification time in seconds, or nil when the file does not exist.
