@@ -14,7 +14,7 @@ arch=$(dpkg --print-architecture)
 out=packaging/out
 stage=$out/stage
 rm -rf "$stage"
-mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/etc/uplinkd/hooks.d" \
+mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/usr/lib/uplinkd" "$stage/etc/uplinkd/hooks.d" \
     "$stage/lib/systemd/system" "$stage/usr/share/doc/uplinkd" "$stage/usr/share/man/man8"
 
 swift build -c release --static-swift-stdlib >&2
@@ -25,6 +25,8 @@ install -m 0644 config/uplinkd.conf "$stage/etc/uplinkd/uplinkd.conf"
 for hook in hooks/[0-9]*; do
     install -m 0755 "$hook" "$stage/etc/uplinkd/hooks.d/$(basename "$hook")"
 done
+# The helpers the hooks source: code, not configuration (under /usr, not a conffile).
+install -m 0644 hooks/lib/uplinkd-hook.sh "$stage/usr/lib/uplinkd/hook-lib.sh"
 install -m 0644 packaging/debian/uplinkd.service "$stage/lib/systemd/system/uplinkd.service"
 install -m 0644 packaging/debian/copyright "$stage/usr/share/doc/uplinkd/copyright"
 install -m 0644 README.md "$stage/usr/share/doc/uplinkd/README.md"

@@ -35,7 +35,7 @@ printf '%-46s %s\n' "  UplinkCore symbols" "$(kib "$(module_bytes '^\\$s10Uplink
 printf '%-46s %s\n' "  UplinkLinux symbols" "$(kib "$(module_bytes '^\\$s11UplinkLinux')")"
 printf '%-46s %s\n' "  uplinkd (command line) symbols" "$(kib "$(module_bytes '^\\$s7uplinkd')")"
 printf '%-46s %s\n' "  Swift Regex (_StringProcessing, _RegexParser)" "$(kib $(( $(module_bytes '^\\$s17_StringProcessing') + $(module_bytes '^\\$s12_RegexParser') )))"
-printf '%-46s %s\n' "  C shim" "$(kib "$(module_bytes '^uplinkd_')")"
+printf '%-46s %s\n' "  C shims" "$(kib "$(module_bytes '^uplinkd_')")"
 echo "shared libraries loaded (NEEDED), file sizes:"
 for library in $(readelf -d "$binary" | awk '/NEEDED/ { gsub(/[\[\]]/, "", $5); print $5 }'); do
     path=$(ldconfig -p | awk -v name="$library" '$1 == name { print $NF; exit }')

@@ -65,6 +65,13 @@ echo "$smoke"
 check "check smoke test: no such interface is down" grep -q '"verdict":"down","reason":"no-such-interface"' <<<"$smoke"
 check "configuration and hooks installed as conffiles" \
     grep -qx /etc/uplinkd/uplinkd.conf "$root/var/lib/dpkg/info/uplinkd.conffiles"
+check "hook library installed, mode 644, not a conffile" bash -c \
+    "[ \"\$(stat -c %a '$root/usr/lib/uplinkd/hook-lib.sh')\" = 644 ] &&
+     ! grep -q hook-lib '$root/var/lib/dpkg/info/uplinkd.conffiles'"
+hook_out=$(in_root env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin UPLINK_EVENT=primary \
+    UPLINK_PREVIOUS_PRIMARY=eth0 UPLINK_PRIMARY=wwan0 /etc/uplinkd/hooks.d/90-notify 2>&1 || true)
+echo "90-notify: $hook_out"
+check "an installed hook finds the hook library" test "$hook_out" = "primary uplink: eth0 -> wwan0"
 check "the shipped configuration parses" in_root /usr/bin/uplinkd links --config /etc/uplinkd/uplinkd.conf
 check "service enabled for the next boot" test -L "$root/etc/systemd/system/multi-user.target.wants/uplinkd.service"
 check "man page installed" test -f "$root/usr/share/man/man8/uplinkd.8.gz"
@@ -83,7 +90,8 @@ check "the new version is installed" bash -c "chroot '$root' dpkg-query -W -f='\
 echo "--- remove and purge"
 echo "USERNAME=x" > "$root/etc/uplinkd/portal-credentials"
 check "dpkg -r succeeds" in_root dpkg -r uplinkd
-check "binary removed, configuration kept" bash -c "[ ! -e '$root/usr/bin/uplinkd' ] && [ -e '$root/etc/uplinkd/uplinkd.conf' ]"
+check "binary and hook library removed, configuration kept" bash -c \
+    "[ ! -e '$root/usr/bin/uplinkd' ] && [ ! -e '$root/usr/lib/uplinkd' ] && [ -e '$root/etc/uplinkd/uplinkd.conf' ]"
 check "dpkg -P succeeds" in_root dpkg -P uplinkd
 check "purge leaves no /etc/uplinkd" test ! -e "$root/etc/uplinkd"
 check "purge leaves no unit or enablement link" bash -c \

@@ -5,13 +5,14 @@
 public struct AgentCore: Sendable {
     /// What the runtime must do.
     public enum Action: Sendable, Equatable {
-        /// Probe these families of this uplink; report back with the same generation.
-        case startRound(InterfaceName, families: [AddressFamily], generation: Int)
+        /// Run this round; report back with the same generation.
+        case startRound(RoundPlan, generation: Int)
         case runHook(HookEvent)
     }
 
     struct Uplink: Sendable {
         var name: InterfaceName
+        var index: Int
         var kind: InterfaceKind
         var link: LinkEvaluator.Result
         var machine: VerdictMachine
@@ -28,40 +29,33 @@ public struct AgentCore: Sendable {
         var dnsSource: DNSSource?
     }
 
-    public private(set) var policy: AgentPolicy
-    private var interfaceSettings: [String: InterfaceSettings]
-    private var uplinks: [String: Uplink] = [:]
+    public private(set) var configuration: Configuration
+    public var policy: AgentPolicy { configuration.agent }
+    private var uplinks: [InterfaceName: Uplink] = [:]
     /// Byte budgets by interface name; they outlive an uplink that vanishes and comes
     /// back (a modem re-enumerating must not reset its metered day).
-    private var budgets: [String: ByteBudget] = [:]
+    private var budgets: [InterfaceName: ByteBudget] = [:]
     /// Round generations grow across all uplinks for the life of the core, so a round
     /// of a vanished uplink can never match one of its successor.
     private var lastGeneration = 0
     private var selector = PrimarySelector()
 
-    public init(policy: AgentPolicy, interfaceSettings: [String: InterfaceSettings] = [:]) {
-        self.policy = policy
-        self.interfaceSettings = interfaceSettings
+    public init(configuration: Configuration) {
+        self.configuration = configuration
     }
 
-    public var primary: String? { selector.primary }
-    public var uplinkNames: [String] { uplinks.keys.sorted() }
+    public var primary: InterfaceName? { selector.primary }
+    public var uplinkNames: [InterfaceName] { uplinks.keys.sorted() }
 
-    public func verdict(of name: String) -> Assessment? { uplinks[name]?.machine.assessment }
-
-    public func kind(of name: String) -> InterfaceKind? { uplinks[name]?.kind }
+    public func verdict(of name: InterfaceName) -> Assessment? { uplinks[name]?.machine.assessment }
 
     /// Applies a new configuration (HUP): policy and budgets change, verdicts stay.
-    public mutating func reconfigure(policy: AgentPolicy, interfaceSettings: [String: InterfaceSettings]) {
-        self.policy = policy
-        self.interfaceSettings = interfaceSettings
+    public mutating func reconfigure(_ configuration: Configuration) {
+        self.configuration = configuration
         for (name, uplink) in uplinks {
-            budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes = budgetLimit(for: name, kind: uplink.kind)
+            budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes =
+                configuration.dailyBudgetBytes(of: name, kind: uplink.kind)
         }
-    }
-
-    private func budgetLimit(for name: String, kind: InterfaceKind) -> Int? {
-        interfaceSettings[name]?.dailyBudgetBytes ?? (kind == .wwan ? policy.wwanDailyBudgetBytes : nil)
     }
 
     // MARK: inputs
@@ -71,30 +65,32 @@ public struct AgentCore: Sendable {
     public mutating func linksChanged(uplinks current: [(facts: LinkFacts, kind: InterfaceKind)],
                                       events: [LinkEvent], now: Instant) -> [Action] {
         var hooks: [HookEvent] = []
-        let currentNames = Set(current.map { $0.facts.name.value })
+        let currentNames = Set(current.map { $0.facts.name })
 
-        let vanished = Set(events.compactMap { event -> String? in
-            if case .disappeared(let facts) = event { return facts.name.value } else { return nil }
+        let vanished = Set(events.compactMap { event -> InterfaceName? in
+            if case .disappeared(let facts) = event { return facts.name } else { return nil }
         })
         for name in uplinks.keys.sorted() where !currentNames.contains(name) {
             var uplink = uplinks.removeValue(forKey: name)!
             let previous = uplink.machine.verdict
             // Gone from the kernel, or no longer selected as an uplink (configuration).
-            let reason = vanished.contains(name) ? "no-such-interface" : "not-an-uplink"
+            let reason: Reason = vanished.contains(name) ? .noSuchInterface : .notAnUplink
             if uplink.machine.linkChanged(.down(reason: reason), now: now) {
                 hooks.append(verdictEvent(uplink, previous: previous, now: now))
             }
         }
 
         for (facts, kind) in current {
-            let name = facts.name.value
+            let name = facts.name
             let link = LinkEvaluator.evaluate(facts)
             var uplink = uplinks[name] ?? Uplink(
-                name: facts.name, kind: kind, link: link, machine: VerdictMachine(now: now),
+                name: name, index: facts.index, kind: kind, link: link, machine: VerdictMachine(now: now),
                 schedule: ProbeSchedule(policy: policy))
             let isNew = uplinks[name] == nil
-            budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes = budgetLimit(for: name, kind: kind)
+            budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes =
+                configuration.dailyBudgetBytes(of: name, kind: kind)
             uplink.kind = kind
+            uplink.index = facts.index
             let previousLink = uplink.link
             uplink.link = link
             let previous = uplink.machine.verdict
@@ -106,7 +102,7 @@ public struct AgentCore: Sendable {
                 uplink.schedule.stop()
                 uplink.roundInFlight = nil
             case .probe:
-                let triggered = events.contains { $0.facts.name.value == name && AgentCore.canChangeAnswer($0) }
+                let triggered = events.contains { $0.facts.name == name && AgentCore.canChangeAnswer($0) }
                 if isNew || triggered || previousLink != link {
                     uplink.roundInFlight = nil
                     uplink.schedule.probeNow(at: now.monotonicMilliseconds, policy: policy)
@@ -147,7 +143,7 @@ public struct AgentCore: Sendable {
 
     /// Probe an uplink at once, outside its schedule (after a portal-login hook, say).
     /// Allowed over a spent budget, like a link event.
-    public mutating func probeNow(_ name: String, now: Instant) -> [Action] {
+    public mutating func probeNow(_ name: InterfaceName, now: Instant) -> [Action] {
         guard var uplink = uplinks[name], case .probe = uplink.link else { return [] }
         if uplink.roundInFlight != nil {
             uplink.probeAgain = true
@@ -222,7 +218,8 @@ public struct AgentCore: Sendable {
             lastGeneration += 1
             uplink.roundInFlight = lastGeneration
             uplinks[name] = uplink
-            actions.append(.startRound(uplink.name, families: families, generation: lastGeneration))
+            let plan = RoundPlan(interface: uplink.name, index: uplink.index, kind: uplink.kind, link: .probe(families))
+            actions.append(.startRound(plan, generation: lastGeneration))
         }
         return actions
     }
@@ -230,7 +227,7 @@ public struct AgentCore: Sendable {
     private mutating func reselectPrimary(now: Instant) -> [Action] {
         let previous = selector.primary
         let candidates = uplinks.values.map { uplink in
-            PrimarySelector.Candidate(name: uplink.name.value, kind: uplink.kind, verdict: uplink.machine.verdict,
+            PrimarySelector.Candidate(name: uplink.name, kind: uplink.kind, verdict: uplink.machine.verdict,
                                       onlineSinceMilliseconds: uplink.machine.since.monotonicMilliseconds,
                                       recovered: uplink.machine.previousVerdict != .unknown)
         }
@@ -239,7 +236,7 @@ public struct AgentCore: Sendable {
         // have vanished altogether).
         guard let subjectName = selector.primary ?? previous else { return [] }
         let subject = uplinks[subjectName]
-        let assessment = subject?.machine.assessment ?? Assessment(.down, reason: "no-such-interface")
+        let assessment = subject?.machine.assessment ?? Assessment(.down, reason: .noSuchInterface)
         return [.runHook(HookEvent(kind: .primary, interface: subjectName, interfaceKind: subject?.kind ?? .other,
                                    verdict: assessment.verdict, previousVerdict: assessment.verdict,
                                    reason: assessment.reason, portalURL: assessment.portalURL,
@@ -248,7 +245,7 @@ public struct AgentCore: Sendable {
 
     private func verdictEvent(_ uplink: Uplink, previous: Verdict, now: Instant) -> HookEvent {
         let assessment = uplink.machine.assessment
-        return HookEvent(kind: .verdict, interface: uplink.name.value, interfaceKind: uplink.kind,
+        return HookEvent(kind: .verdict, interface: uplink.name, interfaceKind: uplink.kind,
                          verdict: assessment.verdict, previousVerdict: previous, reason: assessment.reason,
                          portalURL: assessment.verdict == .captive ? assessment.portalURL : nil,
                          primary: selector.primary, previousPrimary: selector.primary, wallSeconds: now.wallSeconds)

@@ -16,7 +16,7 @@ public struct AgentPolicy: Sendable, Equatable {
     /// Probe online uplinks periodically (false: only on link events while online).
     public var probeWhenOnline = true
     /// Preference order for the primary: interface names and kinds, first wins.
-    public var priority: [String] = ["ethernet", "wifi", "wwan"]
+    public var priority: [PriorityEntry] = [.kind(.ethernet), .kind(.wifi), .kind(.wwan)]
     /// Daily probe byte budget applied to wwan uplinks without their own budget.
     public var wwanDailyBudgetBytes: Int?
     public var stateFilePath = "/run/uplinkd/state"
@@ -27,37 +27,22 @@ public struct AgentPolicy: Sendable, Equatable {
     public init() {}
 
     /// Rank of an uplink in the priority list (lower is preferred); names beat kinds.
-    public func rank(of name: String, kind: InterfaceKind) -> Int {
-        if let index = priority.firstIndex(of: name) { return index }
-        if let index = priority.firstIndex(of: kind.rawValue) { return index }
+    public func rank(of name: InterfaceName, kind: InterfaceKind) -> Int {
+        if let index = priority.firstIndex(of: .interface(name)) { return index }
+        if let index = priority.firstIndex(of: .kind(kind)) { return index }
         return priority.count
     }
 }
 
-/// Per-interface settings from `[interface NAME]`.
-public struct InterfaceSettings: Sendable, Equatable {
-    public var kind: InterfaceKind?
-    public var dailyBudgetBytes: Int?
+/// One entry of `priority`: an interface by name, or every uplink of a kind.
+public enum PriorityEntry: Sendable, Equatable, CustomStringConvertible {
+    case interface(InterfaceName)
+    case kind(InterfaceKind)
 
-    public init(kind: InterfaceKind? = nil, dailyBudgetBytes: Int? = nil) {
-        self.kind = kind
-        self.dailyBudgetBytes = dailyBudgetBytes
-    }
-}
-
-/// A moment as the agent sees it: monotonic time for every decision, wall-clock time
-/// only to tell people when something happened.
-public struct Instant: Sendable, Equatable {
-    public var monotonicMilliseconds: Int
-    public var wallSeconds: Int
-
-    public init(monotonicMilliseconds: Int, wallSeconds: Int) {
-        self.monotonicMilliseconds = monotonicMilliseconds
-        self.wallSeconds = wallSeconds
-    }
-
-    public func adding(milliseconds: Int) -> Instant {
-        Instant(monotonicMilliseconds: monotonicMilliseconds + milliseconds,
-                wallSeconds: wallSeconds + milliseconds / 1_000)
+    public var description: String {
+        switch self {
+        case .interface(let name): return name.value
+        case .kind(let kind): return kind.rawValue
+        }
     }
 }

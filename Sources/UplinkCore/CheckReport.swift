@@ -26,7 +26,7 @@ public struct ProbeReport: Sendable, Equatable {
 
 /// The answer of `uplinkd check` for one interface.
 public struct CheckReport: Sendable, Equatable {
-    public var interface: String
+    public var interface: InterfaceName
     public var kind: InterfaceKind
     public var assessment: Assessment
     public var families: [AddressFamily: Assessment]
@@ -36,7 +36,7 @@ public struct CheckReport: Sendable, Equatable {
     /// or the link was down before discovery).
     public var dns: DNSServers?
 
-    public init(interface: String, kind: InterfaceKind, assessment: Assessment,
+    public init(interface: InterfaceName, kind: InterfaceKind, assessment: Assessment,
                 families: [AddressFamily: Assessment] = [:], probes: [ProbeReport] = [], elapsedMilliseconds: Int,
                 dns: DNSServers? = nil) {
         self.dns = dns
@@ -54,7 +54,7 @@ public struct CheckReport: Sendable, Equatable {
             guard let assessment = families[family] else { continue }
             familyMembers.append((family.rawValue, .object([
                 ("verdict", .string(assessment.verdict.rawValue)),
-                ("reason", .string(assessment.reason)),
+                ("reason", .string(assessment.reason.rawValue)),
                 ("portal_url", .optional(assessment.portalURL)),
             ])))
         }
@@ -63,7 +63,7 @@ public struct CheckReport: Sendable, Equatable {
                 ("name", .string(probe.name)),
                 ("url", .string(probe.url)),
                 ("family", .string(probe.family.rawValue)),
-                ("result", .string(probe.judgement.reason)),
+                ("result", .string(probe.judgement.reason.rawValue)),
                 ("status", probe.status.map(JSONValue.int) ?? .null),
                 ("elapsed_ms", .int(probe.elapsedMilliseconds)),
                 ("bytes", .int(probe.bytes)),
@@ -71,10 +71,10 @@ public struct CheckReport: Sendable, Equatable {
             ])
         }
         return .object([
-            ("interface", .string(interface)),
+            ("interface", .string(interface.value)),
             ("kind", .string(kind.rawValue)),
             ("verdict", .string(assessment.verdict.rawValue)),
-            ("reason", .string(assessment.reason)),
+            ("reason", .string(assessment.reason.rawValue)),
             ("portal_url", .optional(assessment.portalURL)),
             ("elapsed_ms", .int(elapsedMilliseconds)),
             ("families", .object(familyMembers)),
@@ -85,14 +85,14 @@ public struct CheckReport: Sendable, Equatable {
 
     /// One human line: `wlan0: captive (wifi, redirect) portal http://... in 12 ms`.
     public var humanLine: String {
-        var line = "\(interface): \(assessment.verdict.rawValue) (\(kind.rawValue), \(assessment.reason))"
+        var line = "\(interface): \(assessment.verdict.rawValue) (\(kind.rawValue), \(assessment.reason.rawValue))"
         if let portal = assessment.portalURL { line += " portal \(portal)" }
         let familyNotes = AddressFamily.allCases.compactMap { family -> String? in
             guard families.count > 1, let assessment = families[family] else { return nil }
             return "\(family.rawValue) \(assessment.verdict.rawValue)"
         }
         if !familyNotes.isEmpty { line += " [" + familyNotes.joined(separator: ", ") + "]" }
-        if let dns, !dns.isPerUplink, probes.contains(where: { !$0.addresses.isEmpty || $0.judgement.reason == "dns-failed" }) {
+        if let dns, !dns.isPerUplink, probes.contains(where: { !$0.addresses.isEmpty || $0.judgement.reason == .dnsFailed }) {
             line += " (DNS from \(dns.source?.rawValue ?? "nowhere"): not per-uplink)"
         }
         return line + " in \(elapsedMilliseconds) ms"

@@ -15,26 +15,16 @@ public struct Configuration: Sendable, Equatable {
     public var validatorTimeoutMilliseconds = 2_000
     /// Probes from `[probe NAME]` sections, in file order.
     public var customProbes: [ProbeSpec] = []
-    /// Kinds set in `[interface NAME]` sections; they override detection.
-    public var interfaceKinds: [String: InterfaceKind] = [:]
+    /// What `[interface NAME]` sections set, by interface.
+    public var interfaces: [InterfaceName: InterfaceSettings] = [:]
     /// Which interfaces are uplinks (`[uplinks] interfaces`).
     public var uplinkSelection: UplinkSelection = .automatic
     /// Receive buffer of the netlink socket; sized for bursts of link changes.
     public var netlinkReceiveBufferBytes = 1 << 20
     /// The agent's scheduling, hysteresis, primary selection, paths (`[agent]`).
     public var agent = AgentPolicy()
-    /// Daily probe byte budgets set in `[interface NAME]` sections.
-    public var interfaceBudgets: [String: Int] = [:]
-    /// How probe host names are resolved: `[dns]`, and `dns` in `[interface NAME]`.
+    /// How probe host names are resolved (`[dns]`).
     public var dns = DNSSettings()
-
-    /// Per-interface settings for the agent core.
-    public var interfaceSettings: [String: InterfaceSettings] {
-        var settings: [String: InterfaceSettings] = [:]
-        for (name, kind) in interfaceKinds { settings[name, default: InterfaceSettings()].kind = kind }
-        for (name, bytes) in interfaceBudgets { settings[name, default: InterfaceSettings()].dailyBudgetBytes = bytes }
-        return settings
-    }
 
     public init() {}
 
@@ -43,28 +33,15 @@ public struct Configuration: Sendable, Equatable {
         (useDefaultProbes ? DefaultProbes.all : []) + customProbes
     }
 
+    /// The kind set for an interface in the configuration, which beats detection.
+    public func configuredKind(of name: InterfaceName) -> InterfaceKind? {
+        interfaces[name]?.kind
+    }
+
+    /// The daily probe byte budget of an uplink: its own, else the wwan default.
+    public func dailyBudgetBytes(of name: InterfaceName, kind: InterfaceKind) -> Int? {
+        interfaces[name]?.dailyBudgetBytes ?? (kind == .wwan ? agent.wwanDailyBudgetBytes : nil)
+    }
+
     public static let defaultPath = "/etc/uplinkd/uplinkd.conf"
-}
-
-/// A configuration mistake, located: file, line and key.
-public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let file: String
-    public let line: Int?
-    public let key: String?
-    public let message: String
-
-    public init(file: String, line: Int?, key: String?, message: String) {
-        self.file = file
-        self.line = line
-        self.key = key
-        self.message = message
-    }
-
-    public var description: String {
-        var text = file
-        if let line { text += ":\(line)" }
-        text += ": "
-        if let key { text += "key '\(key)': " }
-        return text + message
-    }
 }

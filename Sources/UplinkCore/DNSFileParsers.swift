@@ -121,12 +121,3 @@ public enum DNSFileParsers {
         if !list.contains(address) { list.append(address) }
     }
 }
-
-extension String {
-    func trimmingCharacters(_ characters: String) -> String {
-        var text = Substring(self)
-        while let first = text.first, characters.contains(first) { text = text.dropFirst() }
-        while let last = text.last, characters.contains(last) { text = text.dropLast() }
-        return String(text)
-    }
-}

@@ -149,18 +149,3 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         return all.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xff)] }
     }
 }
-
-extension String {
-    /// Splits on a multi-character separator (the standard library's split takes one
-    /// element; Foundation's components(separatedBy:) is not linked into the core).
-    func components(separatedByString separator: String) -> [String] {
-        var result: [String] = []
-        var remaining = self[...]
-        while let range = remaining.firstRange(of: separator) {
-            result.append(String(remaining[..<range.lowerBound]))
-            remaining = remaining[range.upperBound...]
-        }
-        result.append(String(remaining))
-        return result
-    }
-}

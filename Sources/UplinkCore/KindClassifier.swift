@@ -41,7 +41,7 @@ public enum KindClassifier {
         "qcom-ipa", "cdc_ether_wwan", "gobinet", "rmnet", "t7xx", "iosm",
     ]
 
-    public static func classify(name: String, evidence: KindEvidence?, configured: InterfaceKind?) -> InterfaceKind {
+    public static func classify(name: InterfaceName, evidence: KindEvidence?, configured: InterfaceKind?) -> InterfaceKind {
         if let configured { return configured }
         if let evidence, let kind = fromSysfs(evidence) { return kind }
         return fromName(name) ?? .other
@@ -68,7 +68,8 @@ public enum KindClassifier {
     }
 
     /// The systemd/udev predictable names and their classic forms.
-    public static func fromName(_ name: String) -> InterfaceKind? {
+    public static func fromName(_ name: InterfaceName) -> InterfaceKind? {
+        let name = name.value
         if name.hasPrefix("wl") { return .wifi }
         if name.hasPrefix("ww") { return .wwan }
         if name.hasPrefix("en") || name.hasPrefix("eth") { return .ethernet }

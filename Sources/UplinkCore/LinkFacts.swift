@@ -61,36 +61,3 @@ public struct LinkFacts: Sendable, Equatable {
         self.linkType = linkType
     }
 }
-
-/// Decides, from link facts alone, whether an uplink is `down` and which families are
-/// worth probing.
-public enum LinkEvaluator {
-    public enum Result: Equatable, Sendable {
-        /// No probe can succeed: the uplink is down for this reason.
-        case down(reason: String)
-        /// Probe these families (each has a usable address and a default route).
-        case probe([AddressFamily])
-
-        /// The link-level verdict: `down` with its reason, or `unknown` (needs a probe).
-        public var assessment: Assessment {
-            switch self {
-            case .down(let reason): return Assessment(.down, reason: reason)
-            case .probe: return Assessment(.unknown, reason: "needs-probe")
-            }
-        }
-    }
-
-    public static func evaluate(_ facts: LinkFacts?) -> Result {
-        guard let facts else { return .down(reason: "no-such-interface") }
-        if !facts.adminUp { return .down(reason: "admin-down") }
-        if !facts.carrier { return .down(reason: "no-carrier") }
-        if facts.addresses.isEmpty { return .down(reason: "no-address") }
-        let usableFamilies = AddressFamily.allCases.filter { family in
-            facts.addresses.contains { $0.family == family && $0.isUsable }
-        }
-        if usableFamilies.isEmpty { return .down(reason: "link-local-only") }
-        let routed = usableFamilies.filter { family in facts.defaultRoutes.contains { $0.family == family } }
-        if routed.isEmpty { return .down(reason: "no-route") }
-        return .probe(routed)
-    }
-}

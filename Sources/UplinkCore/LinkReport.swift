@@ -42,7 +42,7 @@ public enum LinkReport {
         case .appeared:
             members.append(("kind", .string(kind.rawValue)))
         case .renamed(_, let previousName):
-            members.append(("previous_name", .string(previousName)))
+            members.append(("previous_name", .string(previousName.value)))
         case .addressAdded(_, let address), .addressRemoved(_, let address):
             members += addressMembers(address)
         case .defaultRouteAdded(_, let route), .defaultRouteRemoved(_, let route):
@@ -52,7 +52,7 @@ public enum LinkReport {
         }
         let assessment = event.linkAssessment
         members.append(("verdict", .string(assessment.verdict.rawValue)))
-        members.append(("reason", .string(assessment.reason)))
+        members.append(("reason", .string(assessment.reason.rawValue)))
         return .object(members)
     }
 
@@ -67,7 +67,7 @@ public enum LinkReport {
             line += " default" + (route.gateway.map { " via \($0)" } ?? "") + " metric \(route.metric)"
         default: break
         }
-        return line + " -> \(assessment.verdict.rawValue) (\(assessment.reason))"
+        return line + " -> \(assessment.verdict.rawValue) (\(assessment.reason.rawValue))"
     }
 
     static func json(_ address: InterfaceAddress) -> JSONValue {

@@ -6,7 +6,7 @@
 public struct PrimarySelector: Sendable, Equatable {
     /// One uplink as the selector sees it.
     public struct Candidate: Sendable, Equatable {
-        public var name: String
+        public var name: InterfaceName
         public var kind: InterfaceKind
         public var verdict: Verdict
         /// Monotonic time it became online (meaningful when `verdict == .online`).
@@ -15,7 +15,7 @@ public struct PrimarySelector: Sendable, Equatable {
         /// `unknown`): only such an uplink is held down.
         public var recovered: Bool
 
-        public init(name: String, kind: InterfaceKind, verdict: Verdict, onlineSinceMilliseconds: Int, recovered: Bool = true) {
+        public init(name: InterfaceName, kind: InterfaceKind, verdict: Verdict, onlineSinceMilliseconds: Int, recovered: Bool = true) {
             self.name = name
             self.kind = kind
             self.verdict = verdict
@@ -24,7 +24,7 @@ public struct PrimarySelector: Sendable, Equatable {
         }
     }
 
-    public private(set) var primary: String?
+    public private(set) var primary: InterfaceName?
     /// When a preferred uplink's hold-down ends, so the caller can wake up then.
     public private(set) var holdDownEndsMilliseconds: Int?
 

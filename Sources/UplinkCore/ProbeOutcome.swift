@@ -45,16 +45,16 @@ public enum TransportFailure: Sendable, Equatable {
     case other(code: Int, message: String)
 
     /// The machine-readable reason used in verdicts.
-    public var reason: String {
+    public var reason: Reason {
         switch self {
-        case .dnsFailed: return "dns-failed"
-        case .timeout: return "timeout"
-        case .refused: return "refused"
-        case .unreachable: return "unreachable"
-        case .reset: return "reset"
-        case .tls: return "tls"
-        case .bindFailed: return "bind-failed"
-        case .other: return "error"
+        case .dnsFailed: return .dnsFailed
+        case .timeout: return .timeout
+        case .refused: return .refused
+        case .unreachable: return .unreachable
+        case .reset: return .reset
+        case .tls: return .tls
+        case .bindFailed: return .bindFailed
+        case .other: return .error
         }
     }
 }

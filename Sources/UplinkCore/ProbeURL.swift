@@ -82,31 +82,11 @@ public struct ProbeURL: Hashable, Sendable, CustomStringConvertible {
         }
         let hostText = String(hostPart)
         if !hostText.contains(":") {
-            guard ProbeURL.isValidHostName(hostText) else {
+            guard HostName.isValid(hostText) else {
                 throw ProbeURLError("has an invalid host name '\(hostText)'")
             }
         }
         host = hostText.lowercased()
-    }
-
-    /// RFC 1123 host names and dotted IPv4 literals.
-    static func isValidHostName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard !bytes.isEmpty, bytes.count <= 253 else { return false }
-        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-        // A trailing dot (fully qualified) is allowed.
-        let effective = labels.last == "" ? labels.dropLast() : labels[...]
-        guard !effective.isEmpty else { return false }
-        for label in effective {
-            guard !label.isEmpty, label.utf8.count <= 63 else { return false }
-            guard label.first != "-", label.last != "-" else { return false }
-            for byte in label.utf8 {
-                let ok = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a)
-                    || (byte >= 0x61 && byte <= 0x7a) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-                guard ok else { return false }
-            }
-        }
-        return true
     }
 
     /// Resolves a Location header value against this URL (absolute, scheme-relative,
@@ -131,15 +111,4 @@ public struct ProbeURLError: Error, Sendable, CustomStringConvertible {
     public let message: String
     init(_ message: String) { self.message = message }
     public var description: String { message }
-}
-
-extension StringProtocol {
-    /// The text without leading and trailing spaces, tabs, CR and LF.
-    public var trimmingWhitespace: String {
-        // "\r\n" is a single Character in Swift, equal to neither "\r" nor "\n".
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
-        guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
-        let last = lastIndex(where: { !isSpace($0) })!
-        return String(self[first...last])
-    }
 }

@@ -7,7 +7,7 @@
 ///   takes `successesToReturnOnline` consecutive validated rounds. Between `captive` and
 ///   `limited` the latest round decides.
 public struct VerdictMachine: Sendable, Equatable {
-    public private(set) var assessment = Assessment(.unknown, reason: "starting")
+    public private(set) var assessment = Assessment(.unknown, reason: .starting)
     public private(set) var families: [AddressFamily: Assessment] = [:]
     public private(set) var since: Instant
     /// The verdict before the current one (`unknown` until the first change).

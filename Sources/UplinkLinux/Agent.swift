@@ -1,13 +1,13 @@
 import Glibc
 import UplinkCore
 
-/// `uplinkd run`: wires the core to the world on one event loop that owns the netlink
-/// socket, the curl sockets and timers, the signalfd and the hook and validator
-/// children. No other thread touches any of it.
+/// `uplinkd run`: wires the core to the world on one event loop that owns the link
+/// source, the probes' sockets and timers, the signalfd and the hook and validator
+/// children. No other thread touches any of it. The adapters come in through
+/// `AgentAdapters`, so tests can drive this class with fakes and a manual clock.
 public final class Agent {
-    /// Where the configuration comes from, so HUP can read it again.
+    /// How the agent meets the process: signals, state file, hooks.
     public struct Options {
-        public var configPath: String?
         public var stateFileOverride: String?
         public var hooksDirectoryOverride: String?
         /// TERM/INT stop and HUP reloads (the daemon); an embedding program keeps its
@@ -18,43 +18,35 @@ public final class Agent {
         /// Run hooks from the hooks directory.
         public var runHooks = true
 
-        public init(configPath: String?, stateFileOverride: String?, hooksDirectoryOverride: String?) {
-            self.configPath = configPath
+        public init(stateFileOverride: String? = nil, hooksDirectoryOverride: String? = nil) {
             self.stateFileOverride = stateFileOverride
             self.hooksDirectoryOverride = hooksDirectoryOverride
         }
     }
 
-    /// Reads and validates the configuration; the agent keeps the old one on failure.
-    public typealias ConfigurationLoader = (String?) throws(ConfigurationError) -> Configuration
-
+    public let loop: EventLoop
     private let options: Options
-    private let loadConfiguration: ConfigurationLoader
+    /// Reads the configuration again on HUP; nil when it came from elsewhere.
+    private let loader: ConfigurationLoader?
     private var configuration: Configuration
-    private let loop: EventLoop
-    private let prober: HTTPProber
+    private let adapters: AgentAdapters
     private let rounds: RoundRunner
-    private let hooks: HookRunner
     private let stateWriter: StateWriter?
-    private var tracker: LinkTracker?
+    private var links: LinkSource?
     private var signals: SignalSource?
     private var core: AgentCore
-    private let kindReader = SysfsKindReader()
-    /// Kinds by interface index, read from sysfs once per interface (and name): every
-    /// netlink batch re-selects the uplinks, and sysfs does not change under them.
+    /// Kinds by interface index, read once per interface (and name): every netlink
+    /// batch re-selects the uplinks, and sysfs does not change under them.
     private var kinds: [Int: (name: InterfaceName, kind: InterfaceKind)] = [:]
     private var wakeTimer: EventLoop.TimerID?
     private var stopping = false
     /// Observers of state changes (the embedding API); called on the loop.
     private var observers: [(AgentState, [HookEvent]) -> Void] = []
 
-    public init(configuration: Configuration, options: Options,
-                loadConfiguration: @escaping ConfigurationLoader) throws(AdapterError) {
-        self.options = options
-        self.loadConfiguration = loadConfiguration
-        var configuration = configuration
-        Agent.applyOverrides(options, to: &configuration)
-        self.configuration = configuration
+    /// An agent on a loop of its own with the Linux adapters.
+    public convenience init(configuration: Configuration, options: Options,
+                            loader: ConfigurationLoader?) throws(AdapterError) {
+        let loop: EventLoop
         do {
             loop = try EventLoop()
             // Before any other thread can hold the agent, so `requestStop` always works.
@@ -62,15 +54,27 @@ public final class Agent {
         } catch {
             throw .system(error)
         }
-        do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
-        rounds = RoundRunner(loop: loop, prober: prober, resolver: DNSResolver(loop: loop))
-        hooks = HookRunner(loop: loop, directory: configuration.agent.hooksDirectory,
-                           timeoutMilliseconds: configuration.agent.hookTimeoutMilliseconds)
+        var configured = configuration
+        Agent.applyOverrides(options, to: &configured)
+        self.init(configuration: configuration, options: options, loader: loader, loop: loop,
+                  adapters: try .linux(loop: loop, configuration: configured))
+    }
+
+    public init(configuration: Configuration, options: Options, loader: ConfigurationLoader?,
+                loop: EventLoop, adapters: AgentAdapters) {
+        self.options = options
+        self.loader = loader
+        self.loop = loop
+        self.adapters = adapters
+        var configuration = configuration
+        Agent.applyOverrides(options, to: &configuration)
+        self.configuration = configuration
+        rounds = RoundRunner(loop: loop, prober: adapters.prober, resolver: adapters.resolver)
         stateWriter = options.writeStateFile ? StateWriter(path: configuration.agent.stateFilePath) : nil
-        core = AgentCore(policy: configuration.agent, interfaceSettings: configuration.interfaceSettings)
+        core = AgentCore(configuration: configuration)
         // A hook told of a portal may have logged in (the portal-login hook): look
         // again at once instead of at the next scheduled round.
-        hooks.onEventFinished = { [unowned self] event in
+        adapters.hooks.onEventFinished = { [unowned self] event in
             guard !stopping, event.kind == .verdict, event.verdict == .captive else { return }
             Log.info("\(event.interface): hooks done for the portal; probing again")
             perform(core.probeNow(event.interface, now: now()))
@@ -83,29 +87,31 @@ public final class Agent {
         observers.append(observer)
     }
 
-    /// Runs until TERM or INT (or `requestStop`); returns after the final state was written.
-    public func run() throws(AdapterError) {
-        do {
-            if options.handleSignals {
+    /// Sets up signals and the link source and takes the first look at the links;
+    /// the loop then does the rest (`run`, or a test advancing time).
+    public func start() throws(AdapterError) {
+        if options.handleSignals {
+            do {
                 signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
                     if signal == SIGHUP { reload() } else { stop(reason: signal == SIGTERM ? "TERM" : "INT") }
                 }
+            } catch {
+                throw .system(error)
             }
-        } catch {
-            throw .system(error)
         }
-        do {
-            tracker = try LinkTracker(loop: loop, receiveBufferBytes: configuration.netlinkReceiveBufferBytes) {
-                [unowned self] events, _, links in
-                linksChanged(links, events: events)
-            }
-        } catch {
-            throw .netlink(error)
+        let source = try adapters.links(loop, configuration.netlinkReceiveBufferBytes) { [unowned self] events, _, links in
+            linksChanged(links, events: events)
         }
-        Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(options.runHooks ? hooks.directory : "nowhere")")
-        linksChanged(tracker!.links, events: [])
+        links = source
+        Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(options.runHooks ? configuration.agent.hooksDirectory : "nowhere")")
+        linksChanged(source.links, events: [])
+    }
+
+    /// Runs until TERM or INT (or `requestStop`); returns after the final state was written.
+    public func run() throws(AdapterError) {
+        try start()
         do { try loop.run() } catch { throw .system(error) }
-        tracker = nil
+        links = nil
         signals = nil
     }
 
@@ -119,16 +125,50 @@ public final class Agent {
         loop.post(work)
     }
 
-    /// Stops as on TERM; call on the loop.
-    func stop(reason: String) {
+    /// Stops as on TERM: lets a running hook finish, writes the final state, ends the
+    /// loop. Call on the loop.
+    public func stop(reason: String) {
         guard !stopping else { return }
         stopping = true
         Log.notice("stopping (\(reason)); letting a running hook finish")
         if let wakeTimer { loop.cancel(wakeTimer) }
-        hooks.drain { [unowned self] in
+        wakeTimer = nil
+        adapters.hooks.drain { [unowned self] in
             stateWriter?.publish(core.state(now: now(), pid: Int(getpid()), stopped: true))
             loop.stop()
         }
+    }
+
+    /// Reads the configuration file again (HUP); an invalid one is refused and the
+    /// running one kept. Call on the loop.
+    public func reload() {
+        guard let loader else {
+            Log.error("reload refused: this agent was given its configuration, not a file")
+            return
+        }
+        do {
+            apply(try loader.load())
+        } catch {
+            Log.error("reload refused, keeping the running configuration: \(error)")
+        }
+    }
+
+    /// Takes a new, already validated configuration; verdicts and budgets carry over.
+    /// Call on the loop.
+    public func apply(_ fresh: Configuration) {
+        var updated = fresh
+        Agent.applyOverrides(options, to: &updated)
+        if updated.agent.stateFilePath != configuration.agent.stateFilePath {
+            Log.warning("state-file changes take effect at restart; still writing \(configuration.agent.stateFilePath)")
+            updated.agent.stateFilePath = configuration.agent.stateFilePath
+        }
+        configuration = updated
+        kinds = [:]  // `[interface NAME] kind` may have changed
+        adapters.hooks.reconfigure(directory: updated.agent.hooksDirectory,
+                                   timeoutMilliseconds: updated.agent.hookTimeoutMilliseconds)
+        core.reconfigure(updated)
+        Log.notice("configuration reloaded")
+        if let links { linksChanged(links.links, events: []) }
     }
 
     // MARK: inputs
@@ -140,7 +180,7 @@ public final class Agent {
         kinds = kinds.filter { links[$0.key]?.name == $0.value.name }
         for facts in links.values.sorted(by: { $0.index < $1.index }) {
             let kind = kinds[facts.index]?.kind
-                ?? kindReader.kind(of: facts.name, configured: configuration.interfaceKinds[facts.name.value])
+                ?? adapters.kinds.kind(of: facts.name, configured: configuration.configuredKind(of: facts.name))
             kinds[facts.index] = (facts.name, kind)
             if selection.isUplink(facts, kind: kind) { uplinks.append((facts, kind)) }
         }
@@ -154,45 +194,24 @@ public final class Agent {
         perform(core.roundFinished(report, generation: generation, now: now()))
     }
 
-    private func reload() {
-        let fresh: Configuration
-        do {
-            fresh = try loadConfiguration(options.configPath)
-        } catch {
-            Log.error("reload refused, keeping the running configuration: \(error)")
-            return
-        }
-        var updated = fresh
-        Agent.applyOverrides(options, to: &updated)
-        if updated.agent.stateFilePath != configuration.agent.stateFilePath {
-            Log.warning("state-file changes take effect at restart; still writing \(configuration.agent.stateFilePath)")
-            updated.agent.stateFilePath = configuration.agent.stateFilePath
-        }
-        configuration = updated
-        kinds = [:]  // `[interface NAME] kind` may have changed
-        hooks.directory = updated.agent.hooksDirectory
-        hooks.timeoutMilliseconds = updated.agent.hookTimeoutMilliseconds
-        core.reconfigure(policy: updated.agent, interfaceSettings: updated.interfaceSettings)
-        Log.notice("configuration reloaded")
-        if let tracker { linksChanged(tracker.links, events: []) }
-    }
-
     // MARK: actions
 
     private func perform(_ actions: [AgentCore.Action]) {
         var hookEvents: [HookEvent] = []
         for action in actions {
             switch action {
-            case .startRound(let name, let families, let generation):
-                startRound(name, families: families, generation: generation)
+            case .startRound(let plan, let generation):
+                rounds.run(plan, configuration: configuration) { [weak self] report in
+                    self?.roundFinished(report, generation: generation)
+                }
             case .runHook(let event):
                 if event.kind == .verdict {
-                    Log.notice("\(event.interface): \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue) (\(event.reason))")
+                    Log.notice("\(event.interface): \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue) (\(event.reason.rawValue))")
                 } else {
-                    Log.notice("primary: \(event.previousPrimary ?? "none") -> \(event.primary ?? "none")")
+                    Log.notice("primary: \(event.previousPrimary?.value ?? "none") -> \(event.primary?.value ?? "none")")
                 }
                 hookEvents.append(event)
-                if options.runHooks { hooks.enqueue(event) }
+                if options.runHooks { adapters.hooks.enqueue(event) }
             }
         }
         let state = core.state(now: now(), pid: Int(getpid()))
@@ -203,32 +222,11 @@ public final class Agent {
         scheduleWake()
     }
 
-    private func startRound(_ name: InterfaceName, families: [AddressFamily], generation: Int) {
-        let link = LinkEvaluator.Result.probe(families)
-        let requests = CheckPlanner.requests(for: name, link: link, probes: configuration.probes)
-        let kind = core.kind(of: name.value) ?? .other
-        let threshold = configuration.successThresholdPercent
-        let started = MonotonicClock.nowMilliseconds()
-        // Servers are looked up again every round: a DHCP renewal may have changed them.
-        let index = tracker?.links.first { $0.value.name == name }?.key ?? 0
-        let servers = DNSServerFinder(settings: configuration.dns).servers(for: name, index: index)
-        rounds.run(requests, dns: RoundDNS(servers: servers, settings: configuration.dns),
-                   settings: ProbeSettings(configuration: configuration),
-                   validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds) { [weak self] round in
-            let report = CheckPlanner.report(interface: name, kind: kind, link: link, results: round.probes,
-                                             thresholdPercent: threshold,
-                                             elapsedMilliseconds: MonotonicClock.nowMilliseconds() - started,
-                                             dns: servers, knownAnswers: round.knownAnswers)
-            self?.roundFinished(report, generation: generation)
-        }
-    }
-
     private func scheduleWake() {
         if let wakeTimer { loop.cancel(wakeTimer) }
         wakeTimer = nil
         guard !stopping, let wake = core.nextWakeMilliseconds() else { return }
-        let delay = max(0, wake - MonotonicClock.nowMilliseconds())
-        wakeTimer = loop.schedule(afterMilliseconds: delay) { [weak self] in
+        wakeTimer = loop.schedule(afterMilliseconds: max(0, wake - loop.nowMilliseconds)) { [weak self] in
             guard let self else { return }
             self.wakeTimer = nil
             self.perform(self.core.tick(now: self.now()))
@@ -236,7 +234,7 @@ public final class Agent {
     }
 
     private func now() -> Instant {
-        Instant(monotonicMilliseconds: MonotonicClock.nowMilliseconds(), wallSeconds: Int(time(nil)))
+        Instant(monotonicMilliseconds: loop.nowMilliseconds, wallSeconds: loop.time.wallSeconds)
     }
 
     private static func applyOverrides(_ options: Options, to configuration: inout Configuration) {

@@ -1,9 +1,10 @@
-import CUplinkShim
+import CLinuxShim
 import Glibc
 
 /// A child process owned by the event loop: started without a shell, its output read
 /// line by line through a pipe, its exit seen through a pidfd (no SIGCHLD handler), and
-/// a time limit enforced with TERM, then KILL after a grace period.
+/// a time limit enforced with TERM, then KILL after a grace period. Hooks and external
+/// validators both run this way.
 ///
 /// Ownership: the loop's watchers hold the only strong references while the child
 /// runs; `completion` runs once, on the loop, after the child was reaped.
@@ -14,12 +15,16 @@ public final class ChildProcess {
         public let timedOut: Bool
     }
 
+    /// The only PATH children get: their environment is otherwise what the caller
+    /// names, never the agent's own.
+    public static let searchPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
     public let name: String
     public let pid: pid_t
     private let loop: EventLoop
-    private let pidDescriptor: Int32
-    private var outputDescriptor: Int32
-    private var inputDescriptor: Int32
+    private let pidDescriptor: FileDescriptor
+    private let output: FileDescriptor
+    private let input: FileDescriptor
     private var pendingInput: [UInt8]
     private var partialLine: [UInt8] = []
     private let onLine: (String) -> Void
@@ -40,21 +45,71 @@ public final class ChildProcess {
         self.completion = completion
         self.pendingInput = input
 
-        var output: [Int32] = [-1, -1]
-        var stdinPipe: [Int32] = [-1, -1]
-        guard pipe(&output) == 0 else { throw SystemError("pipe for \(name)") }
-        guard pipe(&stdinPipe) == 0 else {
-            close(output[0]); close(output[1])
-            throw SystemError("pipe for \(name)")
-        }
-        for descriptor in output + stdinPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        let outputPipe = try FileDescriptor.pipe(label: "output of \(name)")
+        let inputPipe = try FileDescriptor.pipe(label: "input of \(name)")
+        let pid = try ChildProcess.spawn(arguments, environment: environment,
+                                         stdin: inputPipe.read.rawValue, stdout: outputPipe.write.rawValue)
+        // The child holds its own copies now.
+        outputPipe.write.close()
+        inputPipe.read.close()
+        self.pid = pid
+        output = outputPipe.read
+        self.input = inputPipe.write
 
+        let pidfd: Int32
+        do {
+            pidfd = try Syscall.call("pidfd_open for \(name)") { uplinkd_pidfd_open(pid) }
+        } catch {
+            kill(-pid, SIGKILL)
+            var status: Int32 = 0
+            _ = try? Syscall.call("waitpid") { waitpid(pid, &status, 0) }
+            throw error
+        }
+        pidDescriptor = FileDescriptor(owning: pidfd, label: "pidfd of \(name)")
+        do {
+            try output.setNonblocking()
+            try self.input.setNonblocking()
+            try loop.watch(output.rawValue, for: .readable) { [self] _ in readOutput() }
+            if pendingInput.isEmpty {
+                closeInput()
+            } else {
+                try loop.watch(self.input.rawValue, for: .writable) { [self] _ in writeInput() }
+            }
+            try loop.watch(pidDescriptor.rawValue, for: .readable) { [self] _ in childExited() }
+        } catch {
+            // Undo everything, so nothing is left in the loop and no zombie remains.
+            kill(-pid, SIGKILL)
+            loop.unwatch(output.rawValue)
+            loop.unwatch(self.input.rawValue)
+            loop.unwatch(pidDescriptor.rawValue)
+            var status: Int32 = 0
+            _ = try? Syscall.call("waitpid") { waitpid(pid, &status, 0) }
+            self.completion = nil
+            throw error
+        }
+        timers.append(loop.schedule(afterMilliseconds: timeoutMilliseconds) { [self] in
+            guard !exited else { return }
+            timedOut = true
+            Log.warning("\(name) exceeded its time limit of \(timeoutMilliseconds) ms; sending TERM")
+            kill(-pid, SIGTERM)
+            timers.append(loop.schedule(afterMilliseconds: killGraceMilliseconds) { [self] in
+                guard !exited else { return }
+                Log.warning("\(name) ignored TERM; sending KILL")
+                kill(-pid, SIGKILL)
+            })
+        })
+    }
+
+    /// posix_spawn with the pipes as standard streams, default signal handling, an
+    /// empty signal mask and a process group of its own.
+    private static func spawn(_ arguments: [String], environment: [String],
+                              stdin: Int32, stdout: Int32) throws(SystemError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 2)
+        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        posix_spawn_file_actions_adddup2(&actions, stdout, 2)
         // The agent blocks TERM/INT/HUP for its signalfd; a child must not inherit that.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -77,83 +132,27 @@ public final class ChildProcess {
                 posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
             }
         }
-        close(output[1])
-        close(stdinPipe[0])
-        guard spawned == 0 else {
-            close(output[0]); close(stdinPipe[1])
-            throw SystemError("starting \(arguments[0])", errno: spawned)
-        }
-        self.pid = pid
-        outputDescriptor = output[0]
-        inputDescriptor = stdinPipe[1]
-        _ = fcntl(outputDescriptor, F_SETFL, fcntl(outputDescriptor, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(inputDescriptor, F_SETFL, fcntl(inputDescriptor, F_GETFL) | O_NONBLOCK)
-
-        let pidDescriptor = uplinkd_pidfd_open(pid)
-        guard pidDescriptor >= 0 else {
-            let error = SystemError("pidfd_open for \(name)")
-            kill(-pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-            close(outputDescriptor); close(inputDescriptor)
-            throw error
-        }
-        self.pidDescriptor = pidDescriptor
-
-        do {
-            try loop.watch(outputDescriptor, for: .readable) { [self] _ in readOutput() }
-            if pendingInput.isEmpty {
-                closeInput()
-            } else {
-                try loop.watch(inputDescriptor, for: .writable) { [self] _ in writeInput() }
-            }
-            try loop.watch(pidDescriptor, for: .readable) { [self] _ in childExited() }
-        } catch {
-            // Undo everything, so nothing is left in the loop and no zombie remains.
-            kill(-pid, SIGKILL)
-            loop.unwatch(pidDescriptor)
-            closeOutputDescriptor()
-            closeInput()
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            close(pidDescriptor)
-            self.completion = nil
-            throw error
-        }
-        timers.append(loop.schedule(afterMilliseconds: timeoutMilliseconds) { [self] in
-            guard !exited else { return }
-            timedOut = true
-            Log.warning("\(name) exceeded its time limit of \(timeoutMilliseconds) ms; sending TERM")
-            kill(-pid, SIGTERM)
-            timers.append(loop.schedule(afterMilliseconds: killGraceMilliseconds) { [self] in
-                guard !exited else { return }
-                Log.warning("\(name) ignored TERM; sending KILL")
-                kill(-pid, SIGKILL)
-            })
-        })
+        // posix_spawn returns the error number instead of setting errno.
+        guard spawned == 0 else { throw SystemError("starting \(arguments[0])", errno: spawned) }
+        return pid
     }
 
     private func writeInput() {
-        while !pendingInput.isEmpty {
-            let written = pendingInput.withUnsafeBytes { write(inputDescriptor, $0.baseAddress, $0.count) }
-            if written > 0 {
+        do {
+            while !pendingInput.isEmpty {
+                guard let written = try input.write(pendingInput[...]) else { return }  // full: wait
                 pendingInput.removeFirst(written)
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else if written < 0 && errno == EAGAIN {
-                return
-            } else {
-                break  // EPIPE: the child does not read its input; that is its business.
             }
+        } catch {
+            // EPIPE: the child does not read its input; that is its business.
         }
         closeInput()
     }
 
     private func closeInput() {
-        guard inputDescriptor >= 0 else { return }
-        loop.unwatch(inputDescriptor)
-        close(inputDescriptor)
-        inputDescriptor = -1
+        guard input.isOpen else { return }
+        loop.unwatch(input.rawValue)
+        input.close()
     }
 
     /// Reads what is there, at most 16 chunks per wake-up: epoll is level-triggered and
@@ -162,18 +161,16 @@ public final class ChildProcess {
     private func readOutput() {
         var buffer = [UInt8](repeating: 0, count: 4_096)
         var chunks = 0
-        while outputDescriptor >= 0 && chunks < 16 {
-            let count = buffer.withUnsafeMutableBytes { read(outputDescriptor, $0.baseAddress, $0.count) }
-            if count > 0 {
-                chunks += 1
-                consume(buffer[0..<count])
-            } else if count < 0 && errno == EINTR {
-                continue
-            } else if count < 0 && errno == EAGAIN {
-                return
-            } else {
+        while output.isOpen && chunks < 16 {
+            let count: Int?
+            do { count = try output.read(into: &buffer) } catch { count = 0 }
+            guard let count else { return }  // nothing more for now
+            if count == 0 {
                 closeOutput()
+                return
             }
+            chunks += 1
+            consume(buffer[0..<count])
         }
     }
 
@@ -200,22 +197,21 @@ public final class ChildProcess {
     }
 
     private func closeOutput() {
-        guard outputDescriptor >= 0 else { return }
+        guard output.isOpen else { return }
         if !partialLine.isEmpty { emitLine() }
         closeOutputDescriptor()
         finishIfDone()
     }
 
     private func closeOutputDescriptor() {
-        guard outputDescriptor >= 0 else { return }
-        loop.unwatch(outputDescriptor)
-        close(outputDescriptor)
-        outputDescriptor = -1
+        guard output.isOpen else { return }
+        loop.unwatch(output.rawValue)
+        output.close()
     }
 
     private func childExited() {
         exited = true
-        loop.unwatch(pidDescriptor)
+        loop.unwatch(pidDescriptor.rawValue)
         // Output written just before exit is still in the pipe: read it now.
         readOutput()
         finishIfDone()
@@ -226,7 +222,7 @@ public final class ChildProcess {
     private func finishIfDone() {
         guard exited, let completion else { return }
         self.completion = nil
-        if outputDescriptor >= 0 && !partialLine.isEmpty { emitLine() }
+        if output.isOpen && !partialLine.isEmpty { emitLine() }
         closeOutputDescriptor()
         closeInput()
         for timer in timers { loop.cancel(timer) }
@@ -234,17 +230,10 @@ public final class ChildProcess {
         // stays reserved until the leader, a zombie now, is reaped just below).
         if timedOut { kill(-pid, SIGKILL) }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        close(pidDescriptor)
+        _ = try? Syscall.call("waitpid for \(name)") { waitpid(pid, &status, 0) }
+        pidDescriptor.close()
         let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         completion(Termination(status: code, timedOut: timedOut))
-    }
-}
-
-extension String {
-    /// Control characters replaced, so a child's output cannot forge log lines.
-    var printableForLog: String {
-        String(unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : Character($0) })
     }
 }
 

@@ -1,45 +1,7 @@
 import CAres
-import CUplinkShim
+import CAresShim
 import Glibc
 import UplinkCore
-
-/// Why a name did not resolve through an uplink: the c-ares status, mapped here at
-/// the edge, with its code and c-ares's sentence.
-public struct DNSFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
-        /// The uplink has no DNS servers from any enabled source.
-        case noServers
-        /// NXDOMAIN.
-        case notFound
-        /// The name exists, with no record of the asked family.
-        case noData
-        case timeout
-        /// SERVFAIL, REFUSED, a malformed answer, or no server reachable.
-        case serverError
-        /// A query socket could not be bound to the interface (SO_BINDTODEVICE).
-        case bindFailed
-        case other
-    }
-
-    public let kind: Kind
-    /// The ARES_* status, or errno for `bindFailed`; 0 when neither applies.
-    public let code: Int
-    public let message: String
-
-    public var description: String { code == 0 ? message : "\(message) (code \(code))" }
-
-    static func status(_ status: Int32) -> DNSFailure {
-        let kind: Kind
-        switch status {
-        case ARES_ENOTFOUND: kind = .notFound
-        case ARES_ENODATA: kind = .noData
-        case ARES_ETIMEOUT: kind = .timeout
-        case ARES_ESERVFAIL, ARES_EREFUSED, ARES_EBADRESP, ARES_ECONNREFUSED, ARES_EFORMERR: kind = .serverError
-        default: kind = .other
-        }
-        return DNSFailure(kind: kind, code: Int(status), message: String(cString: ares_strerror(status)))
-    }
-}
 
 /// Resolves host names through given servers with every query socket bound to one
 /// interface (SO_BINDTODEVICE), so a backup uplink's names are answered by its own
@@ -51,7 +13,7 @@ public struct DNSFailure: Error, Sendable, Equatable, CustomStringConvertible {
 /// argument); the resolver keeps the Lookup in `active` until its channel has been
 /// destroyed, which happens from the loop after the answer, never inside a c-ares
 /// callback (c-ares forbids that).
-public final class DNSResolver {
+public final class DNSResolver: NameResolving {
     private let loop: EventLoop
     private var active: [ObjectIdentifier: Lookup] = [:]
 

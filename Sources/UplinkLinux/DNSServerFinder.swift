@@ -17,19 +17,21 @@ public struct DNSServerFinder: Sendable {
         self.settings = settings
     }
 
-    public func servers(for name: InterfaceName, index: Int) -> DNSServers {
+    /// The servers of one uplink: `configured` (its `[interface NAME] dns`) first,
+    /// then the files of the enabled sources, in the documented order.
+    public func servers(for name: InterfaceName, index: Int, configured: [IPAddress]? = nil) -> DNSServers {
         for source in DNSSource.allCases where settings.sources.contains(source) {
-            if let found = lookup(source, name: name.value, index: index), !found.addresses.isEmpty {
+            if let found = lookup(source, name: name.value, index: index, configured: configured), !found.addresses.isEmpty {
                 return found
             }
         }
         return .none
     }
 
-    private func lookup(_ source: DNSSource, name: String, index: Int) -> DNSServers? {
+    private func lookup(_ source: DNSSource, name: String, index: Int, configured: [IPAddress]?) -> DNSServers? {
         switch source {
         case .configured:
-            guard let addresses = settings.configuredServers[name] else { return nil }
+            guard let addresses = configured else { return nil }
             return DNSServers(source: .configured, addresses: addresses, origin: "[interface \(name)] dns")
         case .networkd:
             // Per-link state is keyed by ifindex; without one it cannot be found.

@@ -1,9 +1,12 @@
-import CUplinkShim
+import CLinuxShim
 import Glibc
 
 /// The single-threaded event loop that owns every file descriptor and timer of the
 /// process (epoll for readiness, a sorted timer list for deadlines). Nothing here is
 /// shared between threads, so no C state needs a lock.
+///
+/// Time comes from a `TimeSource`: the system clocks normally; in tests a manual one,
+/// moved with `advance(byMilliseconds:)`, which fires the timers that came due.
 public final class EventLoop {
     /// What a watcher wants to hear about.
     public struct Interest: OptionSet, Sendable {
@@ -23,7 +26,8 @@ public final class EventLoop {
 
     public typealias TimerID = Int
 
-    private let epollDescriptor: Int32
+    public let time: TimeSource
+    private let epoll: FileDescriptor
     private var watchers: [Int32: (Readiness) -> Void] = [:]
     private var timers: [(deadlineNanoseconds: UInt64, id: TimerID, action: () -> Void)] = []
     private var nextTimerID = 1
@@ -32,35 +36,31 @@ public final class EventLoop {
     /// another thread touches, so the only lock. It guards this Swift array, never C state.
     private var inbox: [() -> Void] = []
     private var inboxLock = pthread_mutex_t()
-    private var wakeDescriptor: Int32 = -1
+    private var wake: FileDescriptor?
 
-    public init() throws(SystemError) {
-        epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard epollDescriptor >= 0 else { throw SystemError("epoll_create1") }
+    public init(time: TimeSource = SystemTimeSource()) throws(SystemError) {
+        self.time = time
+        epoll = FileDescriptor(owning: try Syscall.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) })
         pthread_mutex_init(&inboxLock, nil)
     }
 
     deinit {
-        if wakeDescriptor >= 0 { close(wakeDescriptor) }
         pthread_mutex_destroy(&inboxLock)
-        close(epollDescriptor)
     }
+
+    /// Monotonic milliseconds now, as this loop's time source says.
+    public var nowMilliseconds: Int { time.monotonicMilliseconds }
 
     /// Prepares `post` for use from other threads. Call on the loop's thread before
     /// handing the loop to another thread.
     public func enableCrossThreadPosting() throws(SystemError) {
-        guard wakeDescriptor < 0 else { return }
-        let descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard descriptor >= 0 else { throw SystemError("eventfd") }
-        wakeDescriptor = descriptor
-        try watch(descriptor, for: .readable) { [unowned self] _ in
+        guard wake == nil else { return }
+        let wake = FileDescriptor(owning: try Syscall.call("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) })
+        self.wake = wake
+        try watch(wake.rawValue, for: .readable) { [unowned self] _ in
             var counter: UInt64 = 0
-            _ = read(descriptor, &counter, 8)
-            pthread_mutex_lock(&inboxLock)
-            let work = inbox
-            inbox.removeAll()
-            pthread_mutex_unlock(&inboxLock)
-            for item in work { item() }
+            _ = read(wake.rawValue, &counter, 8)
+            runPosted()
         }
     }
 
@@ -71,7 +71,15 @@ public final class EventLoop {
         inbox.append(work)
         pthread_mutex_unlock(&inboxLock)
         var one: UInt64 = 1
-        _ = write(wakeDescriptor, &one, 8)
+        if let wake { _ = write(wake.rawValue, &one, 8) }
+    }
+
+    private func runPosted() {
+        pthread_mutex_lock(&inboxLock)
+        let work = inbox
+        inbox.removeAll()
+        pthread_mutex_unlock(&inboxLock)
+        for item in work { item() }
     }
 
     /// Starts or changes watching `descriptor`. The handler runs on this loop.
@@ -81,9 +89,7 @@ public final class EventLoop {
         event.events = interest.rawValue
         event.data.fd = descriptor
         let operation = watchers[descriptor] == nil ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-        guard epoll_ctl(epollDescriptor, operation, descriptor, &event) == 0 else {
-            throw SystemError("epoll_ctl on descriptor \(descriptor)")
-        }
+        try Syscall.call("epoll_ctl on descriptor \(descriptor)") { epoll_ctl(epoll.rawValue, operation, descriptor, &event) }
         watchers[descriptor] = handler
     }
 
@@ -91,14 +97,14 @@ public final class EventLoop {
         guard watchers.removeValue(forKey: descriptor) != nil else { return }
         // ENOENT/EBADF after the descriptor was closed is harmless: the kernel already
         // dropped it from the epoll set.
-        epoll_ctl(epollDescriptor, EPOLL_CTL_DEL, descriptor, nil)
+        epoll_ctl(epoll.rawValue, EPOLL_CTL_DEL, descriptor, nil)
     }
 
     @discardableResult
     public func schedule(afterMilliseconds delay: Int, _ action: @escaping () -> Void) -> TimerID {
         let id = nextTimerID
         nextTimerID += 1
-        let deadline = MonotonicClock.nowNanoseconds() + UInt64(max(0, delay)) * 1_000_000
+        let deadline = time.monotonicNanoseconds + UInt64(max(0, delay)) * 1_000_000
         let position = timers.firstIndex { $0.deadlineNanoseconds > deadline } ?? timers.endIndex
         timers.insert((deadline, id, action), at: position)
         return id
@@ -111,34 +117,61 @@ public final class EventLoop {
     /// Asks `run` to return after the current iteration.
     public func stop() { stopping = true }
 
+    /// Whether `stop()` was called since `run` last started.
+    public var isStopping: Bool { stopping }
+
     /// Runs until `stop()` is called, or until nothing is watched or scheduled.
     public func run() throws(SystemError) {
         stopping = false
-        var events = [epoll_event](repeating: epoll_event(), count: 32)
         while !stopping && (!watchers.isEmpty || !timers.isEmpty) {
-            let timeout = millisecondsUntilNextTimer()
-            let count = epoll_wait(epollDescriptor, &events, Int32(events.count), timeout)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw SystemError("epoll_wait")
-            }
-            for index in 0..<Int(count) {
-                let event = events[index]
-                let descriptor = event.data.fd
-                // A handler earlier in this batch may have unwatched this descriptor.
-                guard let handler = watchers[descriptor] else { continue }
-                let flags = event.events
-                handler(Readiness(readable: flags & EPOLLIN.rawValue != 0,
-                                  writable: flags & EPOLLOUT.rawValue != 0,
-                                  failed: flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0))
-            }
-            fireDueTimers()
+            try turn(timeoutMilliseconds: millisecondsUntilNextTimer())
         }
+    }
+
+    /// Moves a manual time source forward and runs what came due on the way, in
+    /// deadline order, with ready descriptors and posted work: a test's `run`.
+    public func advance(byMilliseconds milliseconds: Int) throws(SystemError) {
+        guard let manual = time as? ManualTimeSource else {
+            preconditionFailure("advance(byMilliseconds:) needs a ManualTimeSource")
+        }
+        let target = manual.monotonicNanoseconds + UInt64(max(0, milliseconds)) * 1_000_000
+        while true {
+            try turn(timeoutMilliseconds: 0)
+            runPosted()
+            guard let next = timers.first?.deadlineNanoseconds, next <= target else { break }
+            if next > manual.monotonicNanoseconds {
+                manual.advance(byMilliseconds: Int((next - manual.monotonicNanoseconds + 999_999) / 1_000_000))
+            }
+        }
+        if target > manual.monotonicNanoseconds {
+            manual.advance(byMilliseconds: Int((target - manual.monotonicNanoseconds) / 1_000_000))
+        }
+        try turn(timeoutMilliseconds: 0)
+    }
+
+    /// One iteration: wait for readiness up to `timeoutMilliseconds` (-1: no limit),
+    /// run the handlers, then the timers that are due.
+    private func turn(timeoutMilliseconds: Int32) throws(SystemError) {
+        var events = [epoll_event](repeating: epoll_event(), count: 32)
+        let count = try Syscall.call("epoll_wait") {
+            epoll_wait(epoll.rawValue, &events, Int32(events.count), timeoutMilliseconds)
+        }
+        for index in 0..<Int(count) {
+            let event = events[index]
+            let descriptor = event.data.fd
+            // A handler earlier in this batch may have unwatched this descriptor.
+            guard let handler = watchers[descriptor] else { continue }
+            let flags = event.events
+            handler(Readiness(readable: flags & EPOLLIN.rawValue != 0,
+                              writable: flags & EPOLLOUT.rawValue != 0,
+                              failed: flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0))
+        }
+        fireDueTimers()
     }
 
     private func millisecondsUntilNextTimer() -> Int32 {
         guard let first = timers.first else { return -1 }
-        let now = MonotonicClock.nowNanoseconds()
+        let now = time.monotonicNanoseconds
         guard first.deadlineNanoseconds > now else { return 0 }
         // Round up so we never wake a moment early and spin.
         let milliseconds = (first.deadlineNanoseconds - now + 999_999) / 1_000_000
@@ -146,7 +179,7 @@ public final class EventLoop {
     }
 
     private func fireDueTimers() {
-        let now = MonotonicClock.nowNanoseconds()
+        let now = time.monotonicNanoseconds
         while let first = timers.first, first.deadlineNanoseconds <= now {
             timers.removeFirst()
             first.action()

@@ -5,10 +5,10 @@ import UplinkCore
 /// at a time, never through a shell, the facts in the environment, each with a time
 /// limit (TERM, then KILL), output logged under the hook's name. A hook that is not
 /// executable, fails or times out is logged and skipped; it never stops the agent.
-public final class HookRunner {
+public final class HookRunner: HookSink {
     private let loop: EventLoop
-    public var directory: String
-    public var timeoutMilliseconds: Int
+    public private(set) var directory: String
+    public private(set) var timeoutMilliseconds: Int
     private var queue = HookQueue()
     /// The event being handled and the hooks still to run for it.
     private var current: (event: HookEvent, remaining: [String])?
@@ -19,6 +19,11 @@ public final class HookRunner {
 
     public init(loop: EventLoop, directory: String, timeoutMilliseconds: Int) {
         self.loop = loop
+        self.directory = directory
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+
+    public func reconfigure(directory: String, timeoutMilliseconds: Int) {
         self.directory = directory
         self.timeoutMilliseconds = timeoutMilliseconds
     }
@@ -63,7 +68,7 @@ public final class HookRunner {
 
     private func start(_ path: String, for event: HookEvent) {
         let name = String(path.split(separator: "/").last ?? "")
-        let environment = event.environment + ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+        let environment = event.environment + [ChildProcess.searchPath]
         Log.info("hook \(name): \(event.kind.rawValue) \(event.interface) \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue)")
         do {
             running = try ChildProcess(

@@ -13,15 +13,11 @@ import UplinkCore
 /// Ownership: the manager owns its caches; the tracker owns the manager and the sync
 /// socket. libnl's change callback gets an *unretained* pointer to the tracker, valid
 /// because the manager is freed in `deinit` before the tracker goes away.
-public final class LinkTracker {
-    /// Receives each batch of events, `resynced` true after an overflow re-dump, and
-    /// the state after the batch.
-    public typealias Handler = (_ events: [LinkEvent], _ resynced: Bool, _ links: [Int: LinkFacts]) -> Void
-
+public final class LinkTracker: LinkSource {
     public private(set) var links: [Int: LinkFacts] = [:]
 
     private let loop: EventLoop
-    private let handler: Handler
+    private let handler: LinkHandler
     private let eventSocket: NetlinkSocket
     /// A second socket for re-dumps: the manager's own socket only listens.
     private let syncSocket: NetlinkSocket
@@ -33,7 +29,7 @@ public final class LinkTracker {
     private var linksOrAddressesChanged = false
     private var anythingChanged = false
 
-    public init(loop: EventLoop, receiveBufferBytes: Int, handler: @escaping Handler) throws(NetlinkError) {
+    public init(loop: EventLoop, receiveBufferBytes: Int, handler: @escaping LinkHandler) throws(NetlinkError) {
         self.loop = loop
         self.handler = handler
         eventSocket = try NetlinkSocket(connect: false)
@@ -132,7 +128,8 @@ public final class LinkTracker {
             if count > 0 { continue }
             // ENOBUFS can be reported again while draining; anything but data or EINTR
             // (EAGAIN above all) means the queue is empty.
-            if count < 0 && (errno == EINTR || errno == ENOBUFS) { continue }
+            let code = errno
+            if count < 0 && (code == EINTR || code == ENOBUFS) { continue }
             return
         }
     }

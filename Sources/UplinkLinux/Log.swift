@@ -17,9 +17,9 @@ public enum Log {
         }
     }
 
+    /// The least important level written. nonisolated(unsafe): the command line sets it
+    /// once, before the agent or any other thread starts, and it is only read after.
     nonisolated(unsafe) public static var threshold: Level = .warning
-    /// Prefix of each line ("uplinkd" or "uplinkd[PID]").
-    nonisolated(unsafe) public static var tag = "uplinkd"
 
     public static func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
     public static func info(_ message: @autoclosure () -> String) { write(.info, message) }
@@ -29,6 +29,8 @@ public enum Log {
 
     private static func write(_ level: Level, _ message: () -> String) {
         guard level >= threshold else { return }
-        fputs("\(tag): \(level.label): \(message())\n", stderr)
+        // One write(2) per line, so lines of the agent's threads never interleave.
+        let line = Array("uplinkd: \(level.label): \(message())\n".utf8)
+        _ = line.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }

@@ -2,40 +2,6 @@ import CNetlink
 import Glibc
 import UplinkCore
 
-/// A libnl failure: the libnl error code (NLE_*) and its sentence.
-public struct NetlinkError: Error, Sendable, CustomStringConvertible {
-    public let code: Int32
-    public let operation: String
-
-    init(_ operation: String, code: Int32) {
-        self.operation = operation
-        self.code = code < 0 ? -code : code
-    }
-
-    public var description: String {
-        "\(operation): \(String(cString: nl_geterror(code))) (libnl error \(code))"
-    }
-}
-
-/// A connected rtnetlink socket, freed with the object.
-final class NetlinkSocket {
-    let pointer: OpaquePointer
-
-    init(connect: Bool = true) throws(NetlinkError) {
-        guard let socket = nl_socket_alloc() else { throw NetlinkError("nl_socket_alloc", code: NLE_NOMEM) }
-        pointer = socket
-        if connect {
-            let connected = nl_connect(socket, NETLINK_ROUTE)
-            guard connected >= 0 else {
-                nl_socket_free(socket)
-                throw NetlinkError("connecting to rtnetlink", code: connected)
-            }
-        }
-    }
-
-    deinit { nl_socket_free(pointer) }
-}
-
 /// A one-shot dump of links, addresses and routes over rtnetlink (libnl-route), for
 /// `check` and `links`. The caches are owned here and freed with the object.
 public final class NetlinkSnapshot {

@@ -1,64 +1,75 @@
-import Glibc
 import UplinkCore
 
-/// What a round needs to know about names: the uplink's servers and the rules.
-public struct RoundDNS: Sendable {
-    public var servers: DNSServers
-    public var settings: DNSSettings
-
-    public init(servers: DNSServers, settings: DNSSettings) {
-        self.servers = servers
-        self.settings = settings
-    }
-}
-
-/// Everything one round learned.
-public struct RoundResult: Sendable {
-    /// One result per request, in request order.
-    public var probes: [ProbeResult]
-    public var knownAnswers: [AddressFamily: KnownAnswerResult]
-}
-
-/// Runs one probe round for one uplink on the event loop: resolves the probes' host
-/// names through the uplink's own DNS (bound to it), judges the answers (a public
-/// name answered with a private address is a hijack; no answer is a DNS failure),
-/// sends every remaining probe over every family in parallel with its answer pinned,
-/// then runs the external validators of the probes that have one (as child processes
-/// of the loop), and hands the results to the core's planner.
+/// Runs probe rounds on the event loop, for `check` and for the agent alike: finds the
+/// uplink's DNS servers, resolves the probes' host names through them (bound to the
+/// uplink), judges the answers (a public name answered with a private address is a
+/// hijack; no answer is a DNS failure), sends every remaining probe over every family
+/// in parallel with its answer pinned, runs the external validators, and lets the
+/// core's planner turn the results into the report.
 public final class RoundRunner {
     private let loop: EventLoop
-    private let prober: HTTPProber
-    private let resolver: DNSResolver
+    private let prober: ProbeSending
+    private let resolver: NameResolving
 
-    public init(loop: EventLoop, prober: HTTPProber, resolver: DNSResolver) {
+    public init(loop: EventLoop, prober: ProbeSending, resolver: NameResolving) {
         self.loop = loop
         self.prober = prober
         self.resolver = resolver
     }
 
-    /// Starts a round; `completion` gets the results, always exactly once, on the
-    /// loop. A probe libcurl refuses to start counts as a failed probe.
-    public func run(_ requests: [ProbeRequest], dns: RoundDNS, settings: ProbeSettings,
-                    validatorTimeoutMilliseconds: Int, completion: @escaping (RoundResult) -> Void) {
+    /// Runs the round `plan` describes with `configuration`'s probes and rules.
+    /// `completion` gets the report exactly once, on the loop; its elapsed time counts
+    /// from `startedMilliseconds` (default: now).
+    public func run(_ plan: RoundPlan, configuration: Configuration, startedMilliseconds: Int? = nil,
+                    completion: @escaping (CheckReport) -> Void) {
+        let started = startedMilliseconds ?? loop.nowMilliseconds
+        var servers: DNSServers?
+        if case .probe = plan.link {
+            // Looked up again every round: a DHCP renewal may have changed them.
+            servers = DNSServerFinder(settings: configuration.dns)
+                .servers(for: plan.interface, index: plan.index, configured: configuration.interfaces[plan.interface]?.dnsServers)
+        }
+        let requests = CheckPlanner.requests(for: plan.interface, link: plan.link, probes: configuration.probes)
+        let context = RoundContext(dns: servers ?? .none, dnsSettings: configuration.dns,
+                                   settings: ProbeSettings(configuration: configuration),
+                                   validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds)
+        probe(requests, context: context) { [loop] probes, knownAnswers in
+            completion(CheckPlanner.report(
+                interface: plan.interface, kind: plan.kind, link: plan.link, results: probes,
+                thresholdPercent: configuration.successThresholdPercent,
+                elapsedMilliseconds: loop.nowMilliseconds - started, dns: servers, knownAnswers: knownAnswers))
+        }
+    }
+
+    /// What every probe of one round shares.
+    private struct RoundContext {
+        var dns: DNSServers
+        var dnsSettings: DNSSettings
+        var settings: ProbeSettings
+        var validatorTimeoutMilliseconds: Int
+    }
+
+    private func probe(_ requests: [ProbeRequest], context: RoundContext,
+                       completion: @escaping ([ProbeResult], [AddressFamily: KnownAnswerResult]) -> Void) {
         let families = Set(requests.map(\.family))
-        let knownFamilies = dns.settings.knownAnswer.map { families.intersection($0.families) } ?? []
+        let knownFamilies = context.dnsSettings.knownAnswer.map { families.intersection($0.families) } ?? []
         let round = Round(count: requests.count + knownFamilies.count) { results in
             var knownAnswers: [AddressFamily: KnownAnswerResult] = [:]
             for case .knownAnswer(let family, let verdict) in results { knownAnswers[family] = verdict }
             let probes = results.compactMap { part -> ProbeResult? in
                 if case .probe(let result) = part { return result } else { return nil }
             }
-            completion(RoundResult(probes: probes, knownAnswers: knownAnswers))
+            completion(probes, knownAnswers)
         }
         guard round.remaining > 0 else {
             loop.schedule(afterMilliseconds: 0) { round.finishEmpty() }
             return
         }
-        let started = MonotonicClock.nowMilliseconds()
+        let started = loop.nowMilliseconds
         var lookups: [String: [(slot: Int, request: ProbeRequest)]] = [:]
         for (slot, request) in requests.enumerated() {
             guard let host = request.hostNeedingResolution else {
-                send(request, slot: slot, round: round, settings: settings, validatorTimeoutMilliseconds: validatorTimeoutMilliseconds)
+                send(request, slot: slot, round: round, context: context)
                 continue
             }
             // Several probes on one host share a lookup.
@@ -67,23 +78,22 @@ public final class RoundRunner {
                 lookups[key] = []
                 // `self` is held until the answer: the round must complete even if
                 // its owner lets go of the runner meanwhile.
-                resolve(host, family: request.family, request.interface, dns) { answer in
-                    let judged = NameAnswer(answer, host: host, request: request, dns: dns)
-                    let elapsed = MonotonicClock.nowMilliseconds() - started
+                resolve(host, family: request.family, request.interface, context) { answer in
+                    let judged = NameAnswer(answer, host: host, request: request, hijackCheck: context.dnsSettings.hijackCheck)
+                    let elapsed = self.loop.nowMilliseconds - started
                     for (index, waiter) in (lookups[key] ?? []).enumerated() {
                         // The lookup's bytes are counted once, on its first probe.
                         self.resolved(waiter.request, slot: waiter.slot, judged, bytes: index == 0 ? judged.bytes : 0,
-                                      elapsedMilliseconds: elapsed, round: round, settings: settings,
-                                      validatorTimeoutMilliseconds: validatorTimeoutMilliseconds)
+                                      elapsedMilliseconds: elapsed, round: round, context: context)
                     }
                 }
             }
             lookups[key]?.append((slot, request))
         }
         for (offset, family) in knownFamilies.sorted(by: { $0.rawValue < $1.rawValue }).enumerated() {
-            let known = dns.settings.knownAnswer!
+            let known = context.dnsSettings.knownAnswer!
             let interface = requests[0].interface
-            resolve(known.name, family: family, interface, dns) { answer in
+            resolve(known.name, family: family, interface, context) { answer in
                 let verdict: KnownAnswerResult
                 switch answer {
                 case .success(let addresses):
@@ -99,16 +109,15 @@ public final class RoundRunner {
         }
     }
 
-    private func resolve(_ name: String, family: AddressFamily, _ interface: InterfaceName, _ dns: RoundDNS,
+    private func resolve(_ name: String, family: AddressFamily, _ interface: InterfaceName, _ context: RoundContext,
                          completion: @escaping (Result<[IPAddress], DNSFailure>) -> Void) {
-        resolver.resolve(name, family: family, interface: dns.servers.bindsToInterface ? interface : nil,
-                         servers: dns.servers.ordered(for: family),
-                         timeoutMilliseconds: dns.settings.timeoutMilliseconds, completion: completion)
+        resolver.resolve(name, family: family, interface: context.dns.bindsToInterface ? interface : nil,
+                         servers: context.dns.ordered(for: family),
+                         timeoutMilliseconds: context.dnsSettings.timeoutMilliseconds, completion: completion)
     }
 
     private func resolved(_ request: ProbeRequest, slot: Int, _ answer: NameAnswer, bytes: Int,
-                          elapsedMilliseconds elapsed: Int, round: Round, settings: ProbeSettings,
-                          validatorTimeoutMilliseconds: Int) {
+                          elapsedMilliseconds elapsed: Int, round: Round, context: RoundContext) {
         var pinned = request
         switch answer.verdict {
         case .failed(let reason):
@@ -120,8 +129,7 @@ public final class RoundRunner {
                                                       elapsedMilliseconds: elapsed, bytes: bytes)))
         case .pinned(let answers):
             pinned.addresses = answers
-            send(pinned, slot: slot, round: round, settings: settings,
-                 validatorTimeoutMilliseconds: validatorTimeoutMilliseconds, extraBytes: bytes, extraMilliseconds: elapsed)
+            send(pinned, slot: slot, round: round, context: context, extraBytes: bytes, extraMilliseconds: elapsed)
         }
     }
 
@@ -136,7 +144,7 @@ public final class RoundRunner {
         let verdict: Verdict
         let bytes: Int
 
-        init(_ answer: Result<[IPAddress], DNSFailure>, host: String, request: ProbeRequest, dns: RoundDNS) {
+        init(_ answer: Result<[IPAddress], DNSFailure>, host: String, request: ProbeRequest, hijackCheck: Bool) {
             bytes = RoundRunner.estimatedDNSBytes(name: host, answer: answer)
             let prefix = "\(request.interface) \(request.family.rawValue)"
             switch answer {
@@ -144,7 +152,7 @@ public final class RoundRunner {
                 Log.info("\(prefix): cannot resolve \(host): \(failure)")
                 verdict = .failed(failure.kind == .bindFailed ? .bindFailed : .dnsFailed)
             case .success(let addresses):
-                switch DNSEvidence.judge(addresses, family: request.family, hijackCheck: dns.settings.hijackCheck) {
+                switch DNSEvidence.judge(addresses, family: request.family, hijackCheck: hijackCheck) {
                 case .hijacked(let answers):
                     Log.info("\(prefix): \(host) resolves to \(answers.map(\.description).joined(separator: ", ")) through its DNS: hijacked")
                     verdict = .hijacked(answers)
@@ -156,23 +164,15 @@ public final class RoundRunner {
         }
     }
 
-    private func send(_ request: ProbeRequest, slot: Int, round: Round, settings: ProbeSettings,
-                      validatorTimeoutMilliseconds: Int, extraBytes: Int = 0, extraMilliseconds: Int = 0) {
-        do {
-            try prober.start(request, settings: settings) { [loop] result in
-                var result = result
-                result.bytes += extraBytes
-                result.elapsedMilliseconds += extraMilliseconds
-                RoundRunner.validate(result, loop: loop, timeoutMilliseconds: validatorTimeoutMilliseconds) { validated in
-                    round.fill(slot, with: .probe(validated))
-                }
+    private func send(_ request: ProbeRequest, slot: Int, round: Round, context: RoundContext,
+                      extraBytes: Int = 0, extraMilliseconds: Int = 0) {
+        prober.send(request, settings: context.settings) { [loop] result in
+            var result = result
+            result.bytes += extraBytes
+            result.elapsedMilliseconds += extraMilliseconds
+            ValidatorRunner.validate(result, loop: loop, timeoutMilliseconds: context.validatorTimeoutMilliseconds) { validated in
+                round.fill(slot, with: .probe(validated))
             }
-        } catch {
-            Log.error("cannot start probe \(request.probe.name) on \(request.interface): \(error)")
-            let failed = ProbeResult(request: request, outcome: .failure(.other(code: error.code, message: error.message)),
-                                     elapsedMilliseconds: extraMilliseconds, bytes: extraBytes)
-            // Delivered from the loop, like every other result.
-            loop.schedule(afterMilliseconds: 0) { round.fill(slot, with: .probe(failed)) }
         }
     }
 
@@ -211,46 +211,5 @@ public final class RoundRunner {
         }
 
         func finishEmpty() { completion([]) }
-    }
-
-    /// Runs the probe's external validator, if it has one and an answer came back:
-    /// the body on stdin, the facts in the environment, no shell; exit 0 means valid.
-    static func validate(_ result: ProbeResult, loop: EventLoop, timeoutMilliseconds: Int,
-                         completion: @escaping (ProbeResult) -> Void) {
-        guard let command = result.request.probe.expectation.validator,
-              case .response(var response) = result.outcome else {
-            completion(result)
-            return
-        }
-        let request = result.request
-        let started = MonotonicClock.nowMilliseconds()
-        do {
-            _ = try ChildProcess(
-                loop: loop, name: "validator \(command.path)", arguments: [command.path] + command.arguments,
-                environment: [
-                    "UPLINK_HTTP_STATUS=\(response.status)",
-                    "UPLINK_PROBE_URL=\(request.probe.url)",
-                    "UPLINK_INTERFACE=\(request.interface.value)",
-                    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                ],
-                input: response.body, timeoutMilliseconds: timeoutMilliseconds, killGraceMilliseconds: 1_000,
-                onLine: { line in Log.info("validator \(command.path): \(line)") },
-                completion: { termination in
-                    response.validatorAccepted = termination.status == 0 && !termination.timedOut
-                    if response.validatorAccepted != true {
-                        Log.info("validator \(command.path) rejected the answer of \(request.probe.url) on \(request.interface) (exit \(termination.status))")
-                    }
-                    var validated = result
-                    validated.outcome = .response(response)
-                    validated.elapsedMilliseconds += MonotonicClock.nowMilliseconds() - started
-                    completion(validated)
-                })
-        } catch {
-            Log.warning("validator \(command.path) for \(request.probe.url): \(error)")
-            response.validatorAccepted = false
-            var validated = result
-            validated.outcome = .response(response)
-            completion(validated)
-        }
     }
 }

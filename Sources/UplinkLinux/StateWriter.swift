@@ -29,33 +29,22 @@ public final class StateWriter {
 
     private func write(_ text: String) throws(SystemError) {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        try StateWriter.makeDirectory(directory.isEmpty ? "/" : directory)
+        let directoryPath = directory.isEmpty ? "/" : directory
+        try StateWriter.makeDirectory(directoryPath)
         let temporary = "\(path).tmp.\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard descriptor >= 0 else { throw SystemError("creating \(temporary)") }
-        var failure: SystemError?
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                failure = SystemError("writing \(temporary)")
-                break
-            }
-            offset += written
-        }
-        if failure == nil && fsync(descriptor) != 0 { failure = SystemError("fsync \(temporary)") }
-        close(descriptor)
-        if failure == nil && rename(temporary, path) != 0 { failure = SystemError("renaming \(temporary) to \(path)") }
-        if let failure {
+        do {
+            let file = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o644)
+            try file.writeAll(Array(text.utf8))
+            try Syscall.call("fsync \(temporary)") { fsync(file.rawValue) }
+            file.close()
+            try Syscall.call("renaming \(temporary) to \(path)") { rename(temporary, path) }
+        } catch {
             unlink(temporary)
-            throw failure
+            throw error
         }
-        let directoryDescriptor = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryDescriptor >= 0 {
-            fsync(directoryDescriptor)
-            close(directoryDescriptor)
+        // The rename itself must reach the disk too (not only the file's data).
+        if let directoryFile = try? FileDescriptor.open(directoryPath, O_RDONLY | O_DIRECTORY) {
+            fsync(directoryFile.rawValue)
         }
     }
 
@@ -64,7 +53,10 @@ public final class StateWriter {
         var prefix = ""
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw SystemError("creating directory \(prefix)") }
+            if mkdir(prefix, 0o755) != 0 {
+                let code = errno
+                if code != EEXIST { throw SystemError("creating directory \(prefix)", errno: code) }
+            }
         }
     }
 }

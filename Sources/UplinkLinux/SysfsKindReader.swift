@@ -2,7 +2,7 @@ import UplinkCore
 
 /// Gathers kind evidence for an interface from sysfs. The root is a parameter so tests
 /// can hand it a fake tree.
-public struct SysfsKindReader: Sendable {
+public struct SysfsKindReader: KindReading, Sendable {
     public let classNetPath: String
 
     public init(classNetPath: String = "/sys/class/net") {
@@ -30,6 +30,6 @@ public struct SysfsKindReader: Sendable {
     }
 
     public func kind(of name: InterfaceName, configured: InterfaceKind?) -> InterfaceKind {
-        KindClassifier.classify(name: name.value, evidence: evidence(for: name), configured: configured)
+        KindClassifier.classify(name: name, evidence: evidence(for: name), configured: configured)
     }
 }

@@ -19,11 +19,14 @@ public struct UplinkChange: Sendable {
 ///     }
 ///
 /// The agent runs on a thread of its own with its own event loop; this object only
-/// exchanges Swift values with it (a copy of the state under a lock, a posted stop).
+/// exchanges Swift values with it (a copy of the state under a lock, posted work).
 /// It does not touch the process's signals, and writes no state file and runs no
 /// hooks unless asked to.
+// @unchecked Sendable: every mutable property is guarded by `lock`, and the agent is
+// only reached through its loop's `post` (thread-safe) or after `pthread_join`.
 public final class UplinkMonitor: @unchecked Sendable {
     private let configuration: Configuration
+    private let loader: ConfigurationLoader?
     private let options: Agent.Options
     private var lock = pthread_mutex_t()
     private var latest: AgentState?
@@ -32,9 +35,13 @@ public final class UplinkMonitor: @unchecked Sendable {
     private var continuations: [Int: AsyncStream<UplinkChange>.Continuation] = [:]
     private var nextContinuation = 0
 
-    public init(configuration: Configuration, writeStateFile: Bool = false, runHooks: Bool = false) {
+    /// A monitor of `configuration`. Give `loader` (the file it came from) to let
+    /// `reload()` read the file again.
+    public init(configuration: Configuration, loader: ConfigurationLoader? = nil,
+                writeStateFile: Bool = false, runHooks: Bool = false) {
         self.configuration = configuration
-        var options = Agent.Options(configPath: nil, stateFileOverride: nil, hooksDirectoryOverride: nil)
+        self.loader = loader
+        var options = Agent.Options()
         options.handleSignals = false
         options.writeStateFile = writeStateFile
         options.runHooks = runHooks
@@ -49,11 +56,11 @@ public final class UplinkMonitor: @unchecked Sendable {
 
     /// Starts the agent's thread. Errors setting up netlink or curl are thrown here.
     public func start() throws {
-        let agent = try Agent(configuration: configuration, options: options) { _ throws(ConfigurationError) in
-            throw ConfigurationError(file: "(embedded)", line: nil, key: nil, message: "reload is not supported")
-        }
+        let agent = try Agent(configuration: configuration, options: options, loader: loader)
         agent.observe { [weak self] state, events in self?.publish(state, events) }
+        pthread_mutex_lock(&lock)
         self.agent = agent
+        pthread_mutex_unlock(&lock)
         let box = Unmanaged.passRetained(ThreadBody {
             do { try agent.run() } catch { Log.error("monitor: \(error)") }
         })
@@ -76,12 +83,32 @@ public final class UplinkMonitor: @unchecked Sendable {
         agent.requestStop()
         pthread_join(thread, nil)
         self.thread = nil
-        self.agent = nil
         pthread_mutex_lock(&lock)
+        self.agent = nil
         let ending = continuations.values
         continuations.removeAll()
         pthread_mutex_unlock(&lock)
         for continuation in ending { continuation.finish() }
+    }
+
+    /// Reads the configuration file again, as HUP does for the daemon; an invalid file
+    /// is logged and the running configuration kept.
+    public func reload() {
+        guard let agent = runningAgent() else { return }
+        agent.post { agent.reload() }
+    }
+
+    /// Switches to `configuration` (already validated, e.g. by `ConfigurationParser`);
+    /// verdicts and byte counts carry over.
+    public func reload(configuration: Configuration) {
+        guard let agent = runningAgent() else { return }
+        agent.post { agent.apply(configuration) }
+    }
+
+    private func runningAgent() -> Agent? {
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        return agent
     }
 
     /// The latest state (nil before the agent looked at the links).

@@ -17,7 +17,7 @@ enum CheckCommand {
         }
         if parsed.verbose { Log.threshold = .info }
 
-        guard var configuration = ConfigurationLoader.loadOrReport(explicitPath: parsed.configPath) else {
+        guard var configuration = loadConfigurationOrReport(explicitPath: parsed.configPath) else {
             return ExitStatus.configuration
         }
         if let timeout = parsed.timeoutMilliseconds { configuration.probeTimeoutMilliseconds = timeout }
@@ -41,38 +41,5 @@ enum CheckCommand {
             print(parsed.json ? report.json.serialized() : report.humanLine)
         }
         return CheckPlanner.exitStatus(for: reports)
-    }
-}
-
-/// Reads the configuration file: an explicitly named file must exist; the default
-/// file is optional and built-in defaults apply without it.
-enum ConfigurationLoader {
-    static let maximumBytes = 1 << 20
-
-    static func load(explicitPath: String?) throws(ConfigurationError) -> Configuration {
-        let path = explicitPath ?? Configuration.defaultPath
-        if explicitPath == nil && !SmallFile.exists(path) {
-            return Configuration()
-        }
-        let bytes: [UInt8]
-        do {
-            bytes = try SmallFile.readAll(path, limit: maximumBytes)
-        } catch {
-            throw ConfigurationError(file: path, line: nil, key: nil, message: "cannot read: \(error)")
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw ConfigurationError(file: path, line: nil, key: nil, message: "is not valid UTF-8 text")
-        }
-        return try ConfigurationParser(fileName: path).parse(text)
-    }
-
-    /// The configuration, or nil after printing where it is wrong (exit status 78).
-    static func loadOrReport(explicitPath: String?) -> Configuration? {
-        do {
-            return try load(explicitPath: explicitPath)
-        } catch {
-            printError("\(error)")
-            return nil
-        }
     }
 }

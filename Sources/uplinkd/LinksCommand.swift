@@ -14,25 +14,19 @@ enum LinksCommand {
 
     static func run(_ arguments: ArraySlice<String>) -> Int32 {
         var parsed = Arguments()
-        var reader = ArgumentReader(arguments)
-        do throws(UsageError) {
-            while let (option, inline) = reader.next() {
-                switch option {
-                case "--json": parsed.json = true
-                case "--all": parsed.all = true
-                case "--watch": parsed.watch = true
-                case "--verbose", "-v": Log.threshold = .info
-                case "--config": parsed.configPath = try reader.value(for: option, inline: inline)
-                case "--help", "-h":
-                    print(helpText)
-                    return 0
-                default: throw UsageError("unknown argument '\(option.printableEscaped)' for links")
-                }
+        let early = ArgumentReader.readOptions(arguments, for: "links") { option, inline, reader throws(UsageError) in
+            switch option {
+            case "--json": parsed.json = true
+            case "--all": parsed.all = true
+            case "--watch": parsed.watch = true
+            case "--verbose", "-v": Log.threshold = .info
+            case "--config": parsed.configPath = try reader.value(for: option, inline: inline)
+            default: return false
             }
-        } catch {
-            return usageFailure(error.message)
+            return true
         }
-        guard let configuration = ConfigurationLoader.loadOrReport(explicitPath: parsed.configPath) else {
+        if let early { return early }
+        guard let configuration = loadConfigurationOrReport(explicitPath: parsed.configPath) else {
             return ExitStatus.configuration
         }
         let printer = LinkPrinter(configuration: configuration, json: parsed.json, all: parsed.all)
@@ -65,63 +59,5 @@ enum LinksCommand {
             printError("watching links: \(error)")
             return ExitStatus.software
         }
-    }
-}
-
-/// Prints interfaces and events in the chosen format, flushed line by line so a reader
-/// of a pipe sees each event as it happens.
-final class LinkPrinter {
-    let configuration: Configuration
-    let json: Bool
-    let all: Bool
-    let kindReader = SysfsKindReader()
-    /// Indices of the interfaces that were uplinks after the last batch: an event is
-    /// shown when its interface was an uplink before it *or* is one after it, so losing
-    /// the default route (which ends "uplink" status in automatic mode) is still told.
-    private var uplinkIndices: Set<Int> = []
-
-    init(configuration: Configuration, json: Bool, all: Bool) {
-        self.configuration = configuration
-        self.json = json
-        self.all = all
-    }
-
-    func kind(of facts: LinkFacts) -> InterfaceKind {
-        kindReader.kind(of: facts.name, configured: configuration.interfaceKinds[facts.name.value])
-    }
-
-    func isUplink(_ facts: LinkFacts, kind: InterfaceKind) -> Bool {
-        configuration.uplinkSelection.isUplink(facts, kind: kind)
-    }
-
-    func printAll(_ links: [Int: LinkFacts]) {
-        for facts in links.values.sorted(by: { $0.index < $1.index }) {
-            let kind = kind(of: facts)
-            let uplink = isUplink(facts, kind: kind)
-            if uplink { uplinkIndices.insert(facts.index) }
-            guard uplink || all else { continue }
-            emit(LinkReport.json(facts, kind: kind, isUplink: uplink).serialized(),
-                 human: LinkReport.humanLine(facts, kind: kind, isUplink: uplink))
-        }
-    }
-
-    func printEvents(_ events: [LinkEvent], resynced: Bool, current: [Int: LinkFacts]) {
-        if resynced {
-            emit(JSONValue.object([("event", .string("resync"))]).serialized(),
-                 human: "-- netlink overflow: re-read everything; changes found follow")
-        }
-        for event in events {
-            let facts = event.facts
-            let kind = kind(of: facts)
-            // A vanished interface has no sysfs entry left; judge it by its last facts.
-            guard all || uplinkIndices.contains(facts.index) || isUplink(facts, kind: kind) else { continue }
-            emit(LinkReport.json(event, kind: kind).serialized(), human: LinkReport.humanLine(event))
-        }
-        uplinkIndices = Set(current.values.filter { isUplink($0, kind: kind(of: $0)) }.map(\.index))
-    }
-
-    func emit(_ jsonLine: String, human: String) {
-        print(json ? jsonLine : human)
-        fflush(stdout)
     }
 }

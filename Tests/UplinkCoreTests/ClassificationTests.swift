@@ -1,32 +1,6 @@
 import Testing
 import UplinkCore
-
-// Helpers shared by the core tests.
-
-/// Swift Testing also has an `Expectation`; in these tests the name means the probe's.
-typealias Expectation = UplinkCore.Expectation
-
-func url(_ text: String) throws -> ProbeURL {
-    try ProbeURL(parsing: text)
-}
-
-func probe(_ text: String, _ expectation: Expectation = Expectation(status: 204),
-           name: String = "p", authorization: String? = nil) throws -> ProbeSpec {
-    ProbeSpec(name: name, url: try url(text), expectation: expectation, authorization: authorization)
-}
-
-func response(_ status: Int, body: String = "", location: String? = nil,
-              validatorAccepted: Bool? = nil) -> ProbeOutcome {
-    .response(ProbeResponse(status: status, location: location, body: Array(body.utf8),
-                            validatorAccepted: validatorAccepted))
-}
-
-let loginPage = """
-    <!DOCTYPE html>
-    <html><head><title>Welcome to Hotel Wi-Fi</title></head>
-    <body><form action="/login" method="post"><input name="room"><button>Connect</button></form></body>
-    </html>
-    """
+import UplinkTestSupport
 
 @Suite("Classifier: probe responses")
 struct ClassificationTests {
@@ -41,11 +15,11 @@ struct ClassificationTests {
 
     @Test func empty204IsValid() {
         #expect(Classifier.classify(response(204), for: google) == .valid)
-        #expect(Classifier.classify(response(204), for: google).reason == "validated")
+        #expect(Classifier.classify(response(204), for: google).reason == .validated)
     }
 
     @Test func tiny200Where204ExpectedIsBadProxy() {
-        #expect(Classifier.classify(response(200, body: "OK"), for: google) == .broken(reason: "bad-proxy"))
+        #expect(Classifier.classify(response(200, body: "OK"), for: google) == .broken(reason: .badProxy))
     }
 
     @Test func non204WithBodyWhere204ExpectedIsNotValid() {
@@ -55,16 +29,16 @@ struct ClassificationTests {
 
     @Test func htmlLoginPageWithoutHintIsPortalAtProbeURL() {
         let result = Classifier.classify(response(200, body: loginPage), for: google)
-        #expect(result == .portal(reason: "body-mismatch",
+        #expect(result == .portal(reason: .bodyMismatch,
                                   portalURL: "http://connectivitycheck.gstatic.com/generate_204"))
     }
 
     @Test func largeNonHTMLBodyWhere204ExpectedIsPortal() {
         let body = String(repeating: "x", count: Classifier.tinyBodyBytes + 1)
         #expect(Classifier.classify(response(200, body: body), for: google)
-            == .portal(reason: "body-mismatch", portalURL: "http://connectivitycheck.gstatic.com/generate_204"))
+            == .portal(reason: .bodyMismatch, portalURL: "http://connectivitycheck.gstatic.com/generate_204"))
         let tiny = String(repeating: "x", count: Classifier.tinyBodyBytes)
-        #expect(Classifier.classify(response(200, body: tiny), for: google) == .broken(reason: "bad-proxy"))
+        #expect(Classifier.classify(response(200, body: tiny), for: google) == .broken(reason: .badProxy))
     }
 
     @Test("design: a 2xx whose body is not the expected one is captive, even when short")
@@ -74,7 +48,7 @@ struct ClassificationTests {
         let firefox = try probe("http://detectportal.firefox.com/success.txt",
                                 Expectation(status: 200, bodyEquals: "success"))
         #expect(Classifier.classify(response(200, body: "Please log in"), for: firefox)
-            == .portal(reason: "body-mismatch", portalURL: "http://detectportal.firefox.com/success.txt"))
+            == .portal(reason: .bodyMismatch, portalURL: "http://detectportal.firefox.com/success.txt"))
     }
 
     // MARK: portal URL hints
@@ -90,14 +64,14 @@ struct ClassificationTests {
             """
         #expect(PortalHints.wisprLoginURL(in: body) == "https://portal.example.net/login?mac=00:11&ap=lobby")
         #expect(Classifier.classify(response(200, body: body), for: apple)
-            == .portal(reason: "body-mismatch", portalURL: "https://portal.example.net/login?mac=00:11&ap=lobby"))
+            == .portal(reason: .bodyMismatch, portalURL: "https://portal.example.net/login?mac=00:11&ap=lobby"))
     }
 
     @Test func wisprLoginURLWithCRLFLineEnds() throws {
         let body = "<HTML>\r\n<!--\r\n<WISPAccessGatewayParam>\r\n<Redirect>\r\n<LoginURL>\r\nhttps://portal.example.net/login\r\n</LoginURL>\r\n</Redirect>\r\n</WISPAccessGatewayParam>\r\n-->\r\n</HTML>\r\n"
         #expect(PortalHints.wisprLoginURL(in: body) == "https://portal.example.net/login")
         #expect(Classifier.classify(response(200, body: body), for: apple)
-            == .portal(reason: "body-mismatch", portalURL: "https://portal.example.net/login"))
+            == .portal(reason: .bodyMismatch, portalURL: "https://portal.example.net/login"))
     }
 
     @Test func wisprLoginURLNeedsTheGatewayParamBlock() {
@@ -159,7 +133,7 @@ struct ClassificationTests {
 
         let p = try probe("http://probe.example/check/generate_204?x=1")
         #expect(Classifier.classify(response(200, body: relative), for: p)
-            == .portal(reason: "body-mismatch", portalURL: "http://probe.example/check/portal.html?r=1"))
+            == .portal(reason: .bodyMismatch, portalURL: "http://probe.example/check/portal.html?r=1"))
     }
 
     @Test func noHintInPlainPage() throws {
@@ -174,33 +148,33 @@ struct ClassificationTests {
     @Test(arguments: [301, 302, 303, 307, 308])
     func redirectWithAbsoluteLocationIsPortal(status: Int) {
         #expect(Classifier.classify(response(status, location: "https://portal.example/login?next=x"), for: google)
-            == .portal(reason: "redirect", portalURL: "https://portal.example/login?next=x"))
+            == .portal(reason: .redirect, portalURL: "https://portal.example/login?next=x"))
     }
 
     @Test func redirectWithRelativeLocationIsResolved() throws {
         let p = try probe("http://probe.example:8080/dir/generate_204")
         #expect(Classifier.classify(response(302, location: "/login?from=probe"), for: p)
-            == .portal(reason: "redirect", portalURL: "http://probe.example:8080/login?from=probe"))
+            == .portal(reason: .redirect, portalURL: "http://probe.example:8080/login?from=probe"))
         #expect(Classifier.classify(response(301, location: "login.html"), for: p)
-            == .portal(reason: "redirect", portalURL: "http://probe.example:8080/dir/login.html"))
+            == .portal(reason: .redirect, portalURL: "http://probe.example:8080/dir/login.html"))
         #expect(Classifier.classify(response(307, location: " //portal.example/x "), for: p)
-            == .portal(reason: "redirect", portalURL: "http://portal.example/x"))
+            == .portal(reason: .redirect, portalURL: "http://portal.example/x"))
     }
 
     @Test func redirectWithoutLocationIsBadProxy() {
-        #expect(Classifier.classify(response(302), for: google) == .broken(reason: "bad-proxy"))
-        #expect(Classifier.classify(response(302, location: "  "), for: google) == .broken(reason: "bad-proxy"))
+        #expect(Classifier.classify(response(302), for: google) == .broken(reason: .badProxy))
+        #expect(Classifier.classify(response(302, location: "  "), for: google) == .broken(reason: .badProxy))
     }
 
     @Test func networkAuthRequiredUsesMetaRefreshURL() {
         let body = #"<html><head><meta http-equiv="refresh" content="0; url=https://login.example/auth"></head></html>"#
         #expect(Classifier.classify(response(511, body: body), for: google)
-            == .portal(reason: "network-auth-required", portalURL: "https://login.example/auth"))
+            == .portal(reason: .networkAuthRequired, portalURL: "https://login.example/auth"))
     }
 
     @Test func networkAuthRequiredWithoutHintUsesProbeURL() {
         #expect(Classifier.classify(response(511, body: "Network Authentication Required"), for: google)
-            == .portal(reason: "network-auth-required", portalURL: "http://connectivitycheck.gstatic.com/generate_204"))
+            == .portal(reason: .networkAuthRequired, portalURL: "http://connectivitycheck.gstatic.com/generate_204"))
     }
 
     // MARK: other statuses and transport failures
@@ -208,113 +182,26 @@ struct ClassificationTests {
     @Test(arguments: [500, 502, 503, 504, 599])
     func serverErrorIsBadProxy(status: Int) {
         #expect(Classifier.classify(response(status, body: "<html>Bad Gateway</html>"), for: google)
-            == .broken(reason: "bad-proxy"))
+            == .broken(reason: .badProxy))
     }
 
     @Test(arguments: [404, 403, 418, 100])
     func otherStatusIsUnexpected(status: Int) {
-        #expect(Classifier.classify(response(status), for: google) == .broken(reason: "unexpected-status"))
+        #expect(Classifier.classify(response(status), for: google) == .broken(reason: .unexpectedStatus))
     }
 
     @Test(arguments: [
-        (TransportFailure.dnsFailed, "dns-failed"),
-        (.timeout, "timeout"),
-        (.refused, "refused"),
-        (.unreachable, "unreachable"),
-        (.reset, "reset"),
-        (.tls, "tls"),
-        (.bindFailed, "bind-failed"),
-        (.other(code: 7, message: "Couldn't connect"), "error"),
+        (TransportFailure.dnsFailed, Reason.dnsFailed),
+        (.timeout, .timeout),
+        (.refused, .refused),
+        (.unreachable, .unreachable),
+        (.reset, .reset),
+        (.tls, .tls),
+        (.bindFailed, .bindFailed),
+        (.other(code: 7, message: "Couldn't connect"), .error),
     ])
-    func transportFailureIsBrokenWithItsReason(failure: TransportFailure, reason: String) {
+    func transportFailureIsBrokenWithItsReason(failure: TransportFailure, reason: Reason) {
         #expect(failure.reason == reason)
         #expect(Classifier.classify(.failure(failure), for: google) == .broken(reason: reason))
-    }
-}
-
-@Suite("Classifier: validation modes")
-struct ValidationTests {
-    func valid(_ status: Int, _ body: String, _ expectation: Expectation, validator: Bool? = nil) -> Bool {
-        Classifier.isValid(ProbeResponse(status: status, body: Array(body.utf8), validatorAccepted: validator),
-                           for: expectation)
-    }
-
-    @Test func defaultStatusIs204WithoutBodyCheckAnd200WithOne() throws {
-        #expect(Expectation().status == 204)
-        #expect(Expectation().expectsEmptyBody)
-        #expect(Expectation(bodyContains: "x").status == 200)
-        #expect(Expectation(bodyPattern: try BodyPattern("x")).status == 200)
-        #expect(Expectation(bodyEquals: "x", validator: nil).status == 200)
-        #expect(Expectation(validator: ValidatorCommand(path: "/bin/true", arguments: [])).status == 204)
-        #expect(!Expectation(status: 200).expectsEmptyBody)
-    }
-
-    @Test func statusOnly() {
-        #expect(valid(200, "anything at all", Expectation(status: 200)))
-        #expect(!valid(201, "", Expectation(status: 200)))
-        #expect(valid(204, "", Expectation(status: 204)))
-        #expect(!valid(200, "", Expectation(status: 204)))
-        #expect(!valid(204, "unexpected", Expectation(status: 204)))
-    }
-
-    @Test func bodyEqualsToleratesSurroundingWhitespace() {
-        let e = Expectation(bodyEquals: "success")
-        #expect(valid(200, "success", e))
-        #expect(valid(200, "success\n", e))
-        #expect(valid(200, "success\r\n", e))
-        #expect(!valid(200, "Success", e))
-        #expect(!valid(200, "successful", e))
-        #expect(!valid(200, "", e))
-        #expect(!valid(204, "success", e))
-    }
-
-    @Test func bodyContains() {
-        let e = Expectation(status: 200, bodyContains: "<BODY>Success</BODY>")
-        #expect(valid(200, "<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>", e))
-        #expect(!valid(200, "<HTML><BODY>Login</BODY></HTML>", e))
-        #expect(!valid(200, "<body>success</body>", e))
-    }
-
-    @Test func bodyRegex() throws {
-        let e = Expectation(bodyPattern: try BodyPattern(#"^status: ok \d+$"#))
-        #expect(valid(200, "status: ok 42", e))
-        #expect(!valid(200, "status: ok x", e))
-        #expect(!valid(200, "<html>status: ok 42", e))
-        #expect(try BodyPattern("o+k").matches("xxoook"))
-        #expect(try !BodyPattern("o+k").matches("xxk"))
-    }
-
-    @Test func invalidRegexThrows() {
-        #expect(throws: (any Error).self) { try BodyPattern("(unclosed") }
-    }
-
-    @Test func validator() {
-        let e = Expectation(status: 200, validator: ValidatorCommand(path: "/usr/bin/check", arguments: ["-q"]))
-        #expect(valid(200, "x", e, validator: true))
-        #expect(!valid(200, "x", e, validator: false))
-        #expect(!valid(200, "x", e, validator: nil))
-        // Without a validator in the expectation, the field is ignored.
-        #expect(valid(200, "x", Expectation(status: 200), validator: false))
-    }
-
-    @Test func everyCheckMustPass() throws {
-        let e = Expectation(status: 200, bodyEquals: "ok 7", bodyContains: "ok",
-                            bodyPattern: try BodyPattern(#"\d"#),
-                            validator: ValidatorCommand(path: "/usr/bin/check", arguments: []))
-        #expect(valid(200, "ok 7", e, validator: true))
-        #expect(!valid(201, "ok 7", e, validator: true))    // status
-        #expect(!valid(200, "ok 8", e, validator: true))    // equals
-        #expect(!valid(200, "ok 7", e, validator: false))   // validator
-
-        let containsAndRegex = Expectation(bodyContains: "ok", bodyPattern: try BodyPattern(#"^\d+ ok$"#))
-        #expect(valid(200, "12 ok", containsAndRegex))
-        #expect(!valid(200, "12 fine", containsAndRegex))   // contains fails, regex fails
-        #expect(!valid(200, "ok 12", containsAndRegex))     // contains passes, regex fails
-    }
-
-    @Test func validatorRejectionIsNotValidInClassification() throws {
-        let p = try probe("http://probe.example/v", Expectation(status: 200, validator: ValidatorCommand(path: "/v", arguments: [])))
-        #expect(Classifier.classify(response(200, body: "fine", validatorAccepted: true), for: p) == .valid)
-        #expect(Classifier.classify(response(200, body: "fine", validatorAccepted: false), for: p) != .valid)
     }
 }

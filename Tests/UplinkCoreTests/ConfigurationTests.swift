@@ -1,34 +1,6 @@
 import Testing
 import UplinkCore
-
-private let fileName = "/etc/uplinkd/test.conf"
-
-private func parse(_ text: String) throws -> Configuration {
-    try ConfigurationParser(fileName: fileName).parse(text)
-}
-
-/// The error of parsing `text`, or nil (recorded as a test failure) when it parses.
-private func parseError(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> ConfigurationError? {
-    do {
-        _ = try ConfigurationParser(fileName: fileName).parse(text)
-        Issue.record("expected a configuration error", sourceLocation: sourceLocation)
-        return nil
-    } catch {
-        return error
-    }
-}
-
-/// Checks that `text` fails at `line` with `key`, and that the message mentions `mentioning`.
-private func expectError(_ text: String, line: Int?, key: String?, mentioning: String? = nil,
-                         sourceLocation: SourceLocation = #_sourceLocation) {
-    guard let error = parseError(text, sourceLocation: sourceLocation) else { return }
-    #expect(error.file == fileName, sourceLocation: sourceLocation)
-    #expect(error.line == line, "\(error)", sourceLocation: sourceLocation)
-    #expect(error.key == key, "\(error)", sourceLocation: sourceLocation)
-    if let mentioning {
-        #expect(error.message.contains(mentioning), "\(error)", sourceLocation: sourceLocation)
-    }
-}
+import UplinkTestSupport
 
 @Suite("Configuration parsing")
 struct ConfigurationTests {
@@ -70,7 +42,9 @@ struct ConfigurationTests {
         #expect(c.httpsOnly == false)
         #expect(c.useDefaultProbes == false)
         #expect(c.validatorTimeoutMilliseconds == 1_000)
-        #expect(c.interfaceKinds == ["usb0": .wwan, "wlp2s0": .other])
+        #expect(c.configuredKind(of: "usb0") == .wwan)
+        #expect(c.configuredKind(of: "wlp2s0") == .other)
+        #expect(c.interfaces.count == 2)
 
         try #require(c.customProbes.count == 2)
         #expect(c.probes.map(\.name) == ["corp-health", "v6.lit"])
@@ -112,7 +86,7 @@ struct ConfigurationTests {
         #expect(empty.useDefaultProbes)
         #expect(empty.validatorTimeoutMilliseconds == 2_000)
         #expect(empty.customProbes.isEmpty)
-        #expect(empty.interfaceKinds.isEmpty)
+        #expect(empty.interfaces.isEmpty)
         #expect(empty.probes.map(\.name) == ["apple", "google", "firefox", "microsoft", "debian"])
         #expect(empty.probes.allSatisfy { $0.url.scheme == .http })
 

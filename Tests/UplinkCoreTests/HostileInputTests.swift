@@ -1,5 +1,6 @@
 import Testing
 import UplinkCore
+import UplinkTestSupport
 
 /// Input that portals, on-path hosts or a damaged file control must not crash or
 /// smuggle anything through.

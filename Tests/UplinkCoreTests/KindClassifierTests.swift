@@ -1,9 +1,10 @@
 import Testing
 import UplinkCore
+import UplinkTestSupport
 
 @Suite("KindClassifier")
 struct KindClassifierTests {
-    func classify(_ name: String, _ evidence: KindEvidence?, configured: InterfaceKind? = nil) -> InterfaceKind {
+    func classify(_ name: InterfaceName, _ evidence: KindEvidence?, configured: InterfaceKind? = nil) -> InterfaceKind {
         KindClassifier.classify(name: name, evidence: evidence, configured: configured)
     }
 
@@ -69,7 +70,7 @@ struct KindClassifierTests {
     func etherWithoutDeviceFallsBackToName(name: String, expected: InterfaceKind) {
         let virtual = KindEvidence(hardwareType: 1, hasDevice: false)
         #expect(KindClassifier.fromSysfs(virtual) == nil)
-        #expect(classify(name, virtual) == expected)
+        #expect(classify(InterfaceName(stringLiteral: name), virtual) == expected)
     }
 
     @Test(arguments: ["bridge", "bond", "vlan", "wireguard", "tun"])

@@ -1,5 +1,6 @@
 import Testing
 import UplinkCore
+import UplinkTestSupport
 import UplinkLinux
 
 /// The discovery order over real files in a temporary tree (FakeSysfs is a generic
@@ -46,8 +47,8 @@ struct DNSServerFinderTests {
         #expect(fallback.source == .resolvConf)
         #expect(!fallback.isPerUplink)
 
-        finder.settings.configuredServers["eth0"] = [IPAddress("192.0.2.53")!]
-        #expect(servers("eth0", 2).source == .configured)
+        let configured = finder.servers(for: "eth0", index: 2, configured: [IPAddress("192.0.2.53")!])
+        #expect(configured.source == .configured)
 
         finder.settings.sources = [.dhclient]
         #expect(servers("wlan0", 3) == .none)

@@ -27,7 +27,7 @@ struct UplinkMonitorTests {
         var iterator = changes.makeAsyncIterator()
         let first = await iterator.next()
         let uplink = try #require(first?.state.uplinks.first)
-        #expect(uplink.interface == "lo")
+        #expect(uplink.interface.value == "lo")
         #expect(uplink.verdict == .down)
         #expect(first?.events.first?.kind == .verdict)
         #expect(monitor.current?.uplinks.count == 1)
@@ -41,6 +41,6 @@ struct UplinkMonitorTests {
     @Test func oneOffCheck() async throws {
         let reports = try await UplinkMonitor.check([try #require(InterfaceName("nosuch9"))], configuration: try configuration())
         #expect(reports.count == 1)
-        #expect(reports.first?.assessment == Assessment(.down, reason: "no-such-interface"))
+        #expect(reports.first?.assessment == Assessment(.down, reason: .noSuchInterface))
     }
 }

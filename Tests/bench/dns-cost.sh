@@ -33,12 +33,13 @@ sources = configured
 dns = 10.96.1.1
 EOC
 python3 - "$url" "$G" "$conf" <<'PY'
-import subprocess, time, statistics, json, sys
+import subprocess, time, json, sys
+sys.path.insert(0, "Tests/bench"); from benchstats import median, ms
 t=[]; b=None
 for i in range(21):
     s=time.monotonic(); out=subprocess.run(["ip","netns","exec",sys.argv[2],".build/release/uplinkd","check","eth0","--json","--config",sys.argv[3]],capture_output=True,text=True).stdout; t.append(time.monotonic()-s)
     r=json.loads(out); b=r["probes"][0]["bytes"]; v=r["verdict"]
-print(f"{sys.argv[1]}: {v}, median wall {statistics.median(t[1:])*1000:.1f} ms over 20 runs, bytes per round {b}")
+print(f"{sys.argv[1]}: {v}, median wall {ms(median(t[1:])):.1f} ms over 20 runs, bytes per round {b}")
 PY
 done
 kill $(cat "$tmp/dnsmasq.pid") $(cat "$tmp/labserver.pid"); for n in $G $U; do ip netns del $n; done

@@ -1,7 +1,7 @@
 #!/bin/sh
 # shell-failover.sh: the do-it-yourself uplink failover that gateway integrators
 # write today, kept as the baseline uplinkd is measured against
-# (Tests/integration/bench_compare.py). POSIX sh (dash, busybox ash); needs curl and
+# (Tests/bench/bench_compare.py). POSIX sh (dash, busybox ash); needs curl and
 # iproute2. Not shipped: it is here to be measured.
 #
 # Every INTERVAL seconds it fetches URL through each uplink in turn, in priority

@@ -1,4 +1,5 @@
-"""Drives `uplinkd run` (the agent) for test_agent.py and bench_agent.py.
+"""Drives `uplinkd run` (the agent) for the tests (through conftest.py's `agent`
+fixture) and the benchmarks (Tests/bench/bench_agent.py, bench_compare.py).
 
 AgentRun writes a configuration and a hooks directory, starts
 `ip netns exec GW uplinkd run --config F --state F --hooks-dir D -v -v` with
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from lab import INTERNET_ADDR, uplinkd_path
+from lab import INTERNET_ADDR, binary_problem, uplinkd_path
 
 PROBES = (
     ("a", f"http://{INTERNET_ADDR}/generate_204", ()),
@@ -46,11 +47,10 @@ class AgentError(AssertionError):
 
 
 def require_binary(path=None) -> Path:
-    binary = Path(path) if path else uplinkd_path()
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        raise AgentError(f"uplinkd binary not found at {binary}: run `swift build` first "
-                         f"(or set UPLINKD=/path/to/uplinkd)")
-    return binary
+    problem = binary_problem(path)
+    if problem is not None:
+        raise AgentError(problem)
+    return Path(path) if path else uplinkd_path()
 
 
 def config_text(agent=None, *, timeout="1s", uplinks=None, extra="", defaults=True,
@@ -221,16 +221,21 @@ class AgentRun:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def deliver(self, sig):
+        """Sends sig to what was started (subclasses: its whole process group).
+        Called only while the process is unreaped, so its pid is still its own."""
+        os.kill(self.proc.pid, sig)
+
     def send(self, sig):
         if self.running():
-            os.kill(self.proc.pid, sig)
+            self.deliver(sig)
 
     def stop(self, sig=signal.SIGTERM, timeout=15.0) -> Optional[int]:
         """Send sig and wait; returns the exit status, None if it had to be killed."""
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, sig)
+        if self.proc.returncode is None:
+            self.deliver(sig)
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -239,8 +244,8 @@ class AgentRun:
         return self.proc.returncode
 
     def kill(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
+        if self.proc is not None and self.proc.returncode is None:
+            self.deliver(signal.SIGKILL)
             self.proc.wait(timeout=10)
 
     def close(self):
@@ -279,6 +284,12 @@ class AgentRun:
     def state(self) -> Optional[dict]:
         text = self.state_text()
         return parse_state(text) if text else None
+
+    def status(self, *extra, state=None, timeout=30) -> subprocess.CompletedProcess:
+        """`uplinkd status --state STATE [extra...]` (default: this run's state file),
+        run outside the lab: it only reads the file."""
+        argv = [str(self.binary), "status", "--state", str(state or self.state_path), *extra]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
 
     def events(self):
         try:

@@ -8,6 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lab as labmod  # noqa: E402
+from agentrun import AgentError, AgentRun, config_text  # noqa: E402
 
 uplinkd_path = labmod.uplinkd_path
 
@@ -83,3 +84,28 @@ def blackhole():
     yield apply
     for lb, role in reversed(done):
         lb.unblackhole(role)
+
+
+@pytest.fixture
+def agent(tmp_path):
+    """agent(lab, config=None, hooks=None, name='agent', **kw) -> a started AgentRun:
+    `uplinkd run` in the lab's gw namespace with `config` (default
+    agentrun.config_text(): lab probes only), the recording hook 10-record plus
+    `hooks` ({name: body} or {name: (body, mode)}), its files in tmp_path/name;
+    kw go to AgentRun (binary=, record=, verbose=). Every run is closed at teardown;
+    a missing binary is one clean failure."""
+    started = []
+
+    def start(lb, config=None, hooks=None, name="agent", **kw):
+        try:
+            run = AgentRun(lb, tmp_path / name, config or config_text(), hooks=hooks, **kw)
+        except AgentError as exc:
+            msg = str(exc)
+        else:
+            started.append(run)
+            return run.start()
+        pytest.fail(msg, pytrace=False)
+
+    yield start
+    for run in started:
+        run.close()

@@ -741,20 +741,6 @@ class DnsLab(Lab):
                    f"}}\n")
         run(self.exec_argv(role, ["nft", "-f", "-"]), input=ruleset)
 
-    @contextmanager
-    def blackholed(self, role: str = "inet", http: bool = True, dns: bool = True):
-        self.blackhole(role, http=http, dns=dns)
-        try:
-            yield
-        finally:
-            self.unblackhole(role)
-
-
-@contextmanager
-def dnslab():
-    with DnsLab() as lb:
-        yield lb
-
 
 if __name__ == "__main__":
     # Build the lab, print where things are, wait for Enter, tear down.

@@ -81,6 +81,15 @@ def uplinkd_path() -> Path:
     return Path(env) if env else REPO_ROOT / ".build" / "debug" / "uplinkd"
 
 
+def binary_problem(binary=None) -> Optional[str]:
+    """Why `binary` (default uplinkd_path()) cannot be run, or None."""
+    binary = Path(binary) if binary else uplinkd_path()
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        return (f"uplinkd binary not found at {binary}: run `swift build` first "
+                f"(or set UPLINKD=/path/to/uplinkd)")
+    return None
+
+
 def run(argv, *, check=True, input=None, timeout=30):
     """Run argv (a list, never a shell string); raise LabError on failure."""
     proc = subprocess.run(argv, input=input, capture_output=True, text=True,
@@ -175,6 +184,18 @@ def unavailable_reason() -> Optional[str]:
         return f"'ip netns add' failed: {proc.stderr.strip()}"
     run(["ip", "netns", "delete", probe], check=False)
     return None
+
+
+def preflight(binary=None, tools=()) -> Optional[str]:
+    """What keeps a standalone script (a benchmark) from running `binary`
+    in the lab, or None: a missing tool, no network namespaces, no binary."""
+    for tool in tools:
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (bash .ci/setup installs it)"
+    reason = unavailable_reason()
+    if reason is not None:
+        return f"cannot build the namespace lab: {reason}"
+    return binary_problem(binary)
 
 
 class LabServer:
@@ -402,15 +423,11 @@ class Lab:
             check=False)
 
     @contextmanager
-    def blackholed(self, role: str = "dead"):
-        self.blackhole(role)
+    def blackholed(self, role: str, **options):
+        """blackhole(role, **options) for the duration of a with-block (subclasses
+        take options: DnsLab's http= and dns=)."""
+        self.blackhole(role, **options)
         try:
             yield
         finally:
             self.unblackhole(role)
-
-
-@contextmanager
-def lab():
-    with Lab() as lb:
-        yield lb

@@ -1,4 +1,4 @@
-"""Drives `uplinkd links` for test_links.py and bench_link_latency.py.
+"""Drives `uplinkd links` for test_links.py and Tests/bench/bench_link_latency.py.
 
 LinksWatch runs `ip netns exec GW uplinkd links --watch --json [--all] [--config F]`,
 reads its stdout with select() and a deadline (never a bare sleep), checks every
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lab import uplinkd_path
+from lab import binary_problem, uplinkd_path
 
 DOWN_REASONS = {"no-carrier", "admin-down", "no-address", "link-local-only",
                 "no-route", "no-such-interface"}
@@ -42,11 +42,10 @@ class WatchError(AssertionError):
 
 def require_binary() -> Path:
     """The uplinkd binary; a missing one is a failure telling to run `swift build`."""
-    binary = uplinkd_path()
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        raise WatchError(f"uplinkd binary not found at {binary}: run `swift build` first "
-                         f"(or set UPLINKD=/path/to/uplinkd)")
-    return binary
+    problem = binary_problem()
+    if problem is not None:
+        raise WatchError(problem)
+    return uplinkd_path()
 
 
 def links_argv(binary, *, json_out=True, all_=False, watch=False, config=None) -> list:

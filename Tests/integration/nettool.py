@@ -76,15 +76,15 @@ def parse_reply(msg: bytes, qid: int):
     return {"rcode": flags & 0xF, "answers": answers}
 
 
-def dns(server, name, qtype="A", dev=None, timeout=2.0):
-    qid = int.from_bytes(os.urandom(2), "big")
-    sock = socket.socket(_family(server), socket.SOCK_DGRAM)
+def _exchange(kind, address, port, dev, timeout, talk):
+    """talk(sock) on a socket of `kind` bound to dev and connected to address:port;
+    its result, or {"error": "timeout"|"refused"|...} when the network says no."""
+    sock = socket.socket(_family(address), kind)
     try:
         _bind_dev(sock, dev)
         sock.settimeout(timeout)
-        sock.connect((server, 53))
-        sock.send(build_query(qid, name, QTYPES[qtype]))
-        return parse_reply(sock.recv(4096), qid)
+        sock.connect((address, port))
+        return talk(sock)
     except socket.timeout:
         return {"error": "timeout"}
     except ConnectionRefusedError:
@@ -95,12 +95,17 @@ def dns(server, name, qtype="A", dev=None, timeout=2.0):
         sock.close()
 
 
+def dns(server, name, qtype="A", dev=None, timeout=2.0):
+    qid = int.from_bytes(os.urandom(2), "big")
+
+    def talk(sock):
+        sock.send(build_query(qid, name, QTYPES[qtype]))
+        return parse_reply(sock.recv(4096), qid)
+    return _exchange(socket.SOCK_DGRAM, server, 53, dev, timeout, talk)
+
+
 def http(address, path, dev=None, timeout=2.0):
-    sock = socket.socket(_family(address), socket.SOCK_STREAM)
-    try:
-        _bind_dev(sock, dev)
-        sock.settimeout(timeout)
-        sock.connect((address, 80))
+    def talk(sock):
         host = f"[{address}]" if ":" in address else address
         sock.sendall(f"GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
         data = b""
@@ -112,14 +117,7 @@ def http(address, path, dev=None, timeout=2.0):
         head, _, body = data.partition(b"\r\n\r\n")
         status = int(head.split(b" ", 2)[1])
         return {"status": status, "body": body.decode(errors="replace")}
-    except socket.timeout:
-        return {"error": "timeout"}
-    except ConnectionRefusedError:
-        return {"error": "refused"}
-    except OSError as exc:
-        return {"error": f"{type(exc).__name__}: {exc}"}
-    finally:
-        sock.close()
+    return _exchange(socket.SOCK_STREAM, address, 80, dev, timeout, talk)
 
 
 def router_solicitation(dev):

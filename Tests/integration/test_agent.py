@@ -3,10 +3,11 @@
 Run as root: sudo python3 -m pytest -v Tests/integration/test_agent.py
 The binary is $UPLINKD, or <repo>/.build/debug/uplinkd (run `swift build`).
 
-Each test starts the agent inside the lab's gateway namespace with its own
-configuration (agentrun.config_text: lab probes only, `default-probes = no`,
-interval 3s, suspect-interval 200ms, 2 failures to leave online, 2 successes to
-return, hold-down 2s), state file and hooks directory. The hook 10-record
+Each test starts the agent (conftest.py's `agent` fixture) inside the lab's
+gateway namespace with its own configuration (agentrun.config_text: lab probes
+only, `default-probes = no`, interval 3s, suspect-interval 200ms, 2 failures to
+leave online, 2 successes to return, hold-down 2s), state file and hooks
+directory. The hook 10-record
 appends one tab-separated line per run (start time, then the UPLINK_* variables);
 every scenario checks the state file AND the order of those lines. Waiting is
 always for a condition with a deadline (agentrun.AgentRun.wait_until).
@@ -24,8 +25,7 @@ import time
 
 import pytest
 
-from agentrun import (PORTAL_URL, AgentError, AgentRun, config_text, require_binary,
-                      uplink_is)
+from agentrun import PORTAL_URL, AgentError, config_text, uplink_is
 from pytesthelp import fail, ok
 
 SETTLE_S = 15          # start-up: first rounds (1 s probe timeout) and their hooks
@@ -35,26 +35,6 @@ STARTUP_VERDICTS = {
     "verdict wlan0 unknown->captive redirect",
     "verdict wwan0 unknown->limited refused",
 }
-
-
-@pytest.fixture
-def agent(tmp_path):
-    """agent(lab, config=None, hooks=None, name='agent') -> started AgentRun."""
-    started = []
-
-    def start(lb, config=None, hooks=None, name="agent", **kw):
-        try:
-            run = AgentRun(lb, tmp_path / name, config or config_text(), hooks=hooks, **kw)
-        except AgentError as exc:
-            msg = str(exc)
-        else:
-            started.append(run)
-            return run.start()
-        pytest.fail(msg, pytrace=False)
-
-    yield start
-    for run in started:
-        run.close()
 
 
 def shorts(events):
@@ -79,9 +59,17 @@ def settle(run, primary="eth0", **verdicts):
     return st
 
 
-def settle_both_online(run):
-    """eth0 and wlan0 online (internet on both), wwan0 limited."""
-    return settle(run, eth0="online", wlan0="online", wwan0="limited")
+def settled_agent(lb, serve, agent, portal="portal-302", **kw):
+    """The usual scene and an agent settled in it: eth0's upstream a working
+    internet, wlan0's `portal` (a 302 captive portal, or "internet"), wwan0's
+    refusing. Starts agent(lb, **kw) (the conftest fixture) and waits for primary
+    eth0, wlan0 captive (online with "internet"), wwan0 limited.
+    Returns (run, the state file after start-up)."""
+    serve(lb, "inet", "internet")
+    serve(lb, "portal", portal)
+    run = agent(lb, **kw)
+    wlan0 = "online" if portal == "internet" else "captive"
+    return run, settle(run, eth0="online", wlan0=wlan0, wwan0="limited")
 
 
 def expect_events(run, events, want, what):
@@ -96,12 +84,6 @@ def rounds_before(text, iface, result, notice):
     return len(re.findall(rf"round on {iface}: {iface}: {result} ", head))
 
 
-def status(run, *extra, state=None):
-    argv = [str(require_binary()), "status", "--state", str(state or run.state_path), *extra]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    return proc
-
-
 def peer(lb, iface, up):
     role, name = lb.peer_of(iface)
     lb.ip(role, "link", "set", name, "up" if up else "down")
@@ -110,10 +92,7 @@ def peer(lb, iface, up):
 # --- 1. start-up ---------------------------------------------------------------
 
 def test_startup_verdicts_primary_and_hooks(lab, serve, agent):
-    serve(lab, "inet", "internet")
-    serve(lab, "portal", "portal-302")
-    run = agent(lab)
-    st = settle(run, eth0="online", wlan0="captive", wwan0="limited")
+    run, st = settled_agent(lab, serve, agent)
 
     if (st["format"], st["state"], st["pid"]) != ("1", "running", str(run.pid)):
         fail(run, "state file must say format 1, state running and the agent's pid")
@@ -194,10 +173,7 @@ def test_startup_primary_is_best_uplink_at_once(lab, serve, agent):
 
 def test_upstream_cut_moves_primary_and_back(fresh_lab, serve, blackhole, agent):
     lb = fresh_lab
-    serve(lb, "inet", "internet")
-    serve(lb, "portal", "internet")
-    run = agent(lb)
-    settle_both_online(run)
+    run, _ = settled_agent(lb, serve, agent, portal="internet")
     mark, offset = len(run.events()), run.stderr_size()
 
     cut = time.time()
@@ -242,10 +218,7 @@ def test_upstream_cut_moves_primary_and_back(fresh_lab, serve, blackhole, agent)
 
 def test_carrier_loss_is_immediate(fresh_lab, serve, agent):
     lb = fresh_lab
-    serve(lb, "inet", "internet")
-    serve(lb, "portal", "internet")
-    run = agent(lb)
-    settle_both_online(run)
+    run, _ = settled_agent(lb, serve, agent, portal="internet")
     mark = len(run.events())
 
     t0 = time.monotonic()
@@ -313,10 +286,7 @@ def test_portal_appears_and_goes_away(fresh_lab, serve, agent):
 
 def test_hup_broken_config_is_refused_then_valid_reloads(fresh_lab, serve, agent):
     lb = fresh_lab
-    serve(lb, "inet", "internet")
-    serve(lb, "portal", "internet")
-    run = agent(lb)
-    settle_both_online(run)
+    run, _ = settled_agent(lb, serve, agent, portal="internet")
 
     bad = config_text({"interval": "5"})
     lineno = bad.splitlines().index("interval = 5") + 1
@@ -361,10 +331,7 @@ def test_hup_broken_config_is_refused_then_valid_reloads(fresh_lab, serve, agent
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
 def test_stop_signal_writes_final_state(lab, serve, agent, sig):
-    serve(lab, "inet", "internet")
-    serve(lab, "portal", "portal-302")
-    run = agent(lab)
-    before = settle(run, eth0="online", wlan0="captive", wwan0="limited")
+    run, before = settled_agent(lab, serve, agent)
     rc = run.stop(sig)
     if rc != 0:
         fail(run, f"exit status on {sig.name}: {rc}, expected 0")
@@ -408,14 +375,11 @@ def test_term_lets_running_hook_finish(lab, serve, agent, tmp_path):
 
 def test_failing_and_non_executable_hooks(fresh_lab, serve, agent, tmp_path):
     lb = fresh_lab
-    serve(lb, "inet", "internet")
-    serve(lb, "portal", "portal-302")
     marker = tmp_path / "noexec-ran"
-    run = agent(lb, hooks={
+    run, _ = settled_agent(lb, serve, agent, hooks={
         "05-fail": "#!/bin/sh\nexit 1\n",
         "07-noexec": (f"#!/bin/sh\ntouch '{marker}'\n", 0o644),
     })
-    settle(run, eth0="online", wlan0="captive", wwan0="limited")
     peer(lb, "wlan0", False)
     ok(run.wait_state, lambda s: uplink_is(s, "wlan0", "down", "no-carrier"), 3, "wlan0 down")
     events = ok(run.wait_events, 5, 10)
@@ -438,12 +402,11 @@ def test_failing_and_non_executable_hooks(fresh_lab, serve, agent, tmp_path):
 
 def test_slow_hook_gets_term_and_later_events_run(fresh_lab, serve, agent, tmp_path):
     lb = fresh_lab
-    serve(lb, "inet", "internet")
-    serve(lb, "portal", "portal-302")
     slow = tmp_path / "slow.log"
-    run = agent(lb, config_text({"hook-timeout": "2s"}), hooks={
-        "20-slow": f"#!/bin/sh\necho start >> '{slow}'\nsleep 30\necho end >> '{slow}'\n"})
-    settle(run, eth0="online", wlan0="captive", wwan0="limited")   # 4 events x 2 s
+    hook = f"#!/bin/sh\necho start >> '{slow}'\nsleep 30\necho end >> '{slow}'\n"
+    # Start-up: 4 events, each waiting out 20-slow's 2 s limit.
+    run, _ = settled_agent(lb, serve, agent, config=config_text({"hook-timeout": "2s"}),
+                           hooks={"20-slow": hook})
     ok(run.wait_stderr, r"hook 20-slow exceeded its time limit of 2000 ms; sending TERM", 5, count=4)
     events = run.events()
     spacing = [b.t - a.t for a, b in zip(events, events[1:])]
@@ -486,7 +449,7 @@ def test_queued_verdict_events_are_coalesced(fresh_lab, serve, agent, tmp_path):
     hook = (f"#!/bin/sh\nif [ -e '{armed}' ]; then rm -f '{armed}'; touch '{gate}'\n"
             f"  while [ ! -e '{release}' ]; do sleep 0.05; done\nfi\n")
     run = agent(lb, config_text({"hook-timeout": "30s"}), hooks={"20-gate": hook})
-    settle_both_online(run)
+    settle(run, eth0="online", wlan0="online", wwan0="limited")
     mark = len(run.events())
     armed.touch()
     peer(lb, "wwan0", False)               # wwan0's event holds the hook runner
@@ -517,12 +480,9 @@ UPLINK_KEYS = {"interface", "kind", "verdict", "reason", "since", "portal_url", 
 
 
 def test_status_while_running_and_after_term(lab, serve, agent):
-    serve(lab, "inet", "internet")
-    serve(lab, "portal", "portal-302")
-    run = agent(lab)
-    settle(run, eth0="online", wlan0="captive", wwan0="limited")
+    run, _ = settled_agent(lab, serve, agent)
 
-    proc = status(run, "--json")
+    proc = run.status("--json")
     try:
         js = json.loads(proc.stdout)
     except ValueError:
@@ -547,16 +507,16 @@ def test_status_while_running_and_after_term(lab, serve, agent):
     if not all(isinstance(u["bytes_today"], int) and isinstance(u["since"], int) for u in ups.values()):
         fail(run, f"bytes_today and since must be integers: {js}")
 
-    human = status(run)
+    human = run.status()
     if human.returncode != 0 or not re.search(r"primary:? eth0", human.stdout) or \
             not all(n in human.stdout for n in ("wlan0", "wwan0", PORTAL_URL)):
         fail(run, f"human status must mention the primary and the uplinks:\n{human.stdout}{human.stderr}")
 
     if run.stop() != 0:
         fail(run, "TERM must exit 0")
-    js = json.loads(status(run, "--json").stdout)
+    js = json.loads(run.status("--json").stdout)
     if (js.get("agent_running"), js.get("stopped"), js.get("primary")) != (False, True, "eth0"):
         fail(run, f"status --json after TERM: {js}")
-    missing = status(run, state=run.dir / "no-such-state")
+    missing = run.status(state=run.dir / "no-such-state")
     if missing.returncode != 69:
         fail(run, f"status without a state file must exit 69, got {missing.returncode}")

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 import dnslab as dnslabmod
-from agentrun import AGENT_DEFAULTS, AgentError, AgentRun, uplink_is
+from agentrun import AGENT_DEFAULTS, uplink_is
 from pytesthelp import fail, ok, require_binary
 from dnslab import (DNS_UPLINKS, INTERNET6_ADDR, KNOWN_ADDR, KNOWN_NAME, PROBE_NAME,
                     RESOLVER_ADDR, DnsLab, honest_records)
@@ -251,6 +251,19 @@ class Check:
                 self.fail(f"{iface}: dns {got}, expected {(source, per_uplink, servers)}")
         return rec
 
+    def expect_online_through_own_dns(self, iface, dns, pinned, asked):
+        """iface as TRUTH says (online), exit 0, dns: (source, per_uplink, servers);
+        pinned: {family: addresses} each probe of that family is pinned to; asked:
+        (role, client, qtype) of a query its own resolver saw; the system resolver
+        never asked."""
+        rec = self.expect(iface, *TRUTH[iface][:3], dns=dns)
+        self.expect_exit(0)
+        for family, addresses in pinned.items():
+            self.expect_pinned(iface, family, addresses)
+        self.expect_asked(*asked)
+        self.expect_no_system_resolver()
+        return rec
+
     def expect_exit(self, status):
         if self.rc != status:
             self.fail(f"exit status {self.rc}, expected {status}")
@@ -361,12 +374,9 @@ def test_binary_present():
 
 def test_dhclient_uplink_online_through_its_own_dns(dlab, tmp_path):
     c = check(dlab, tmp_path, "eth0")
-    c.expect("eth0", *TRUTH["eth0"][:3], dns=("dhclient", True, ["10.231.1.1"]))
-    c.expect_exit(0)
-    c.expect_pinned("eth0", "ipv4", [INTERNET_ADDR])
-    c.expect_asked("inet", "10.231.1.2", "A")
+    c.expect_online_through_own_dns("eth0", ("dhclient", True, ["10.231.1.1"]),
+                                    {"ipv4": [INTERNET_ADDR]}, ("inet", "10.231.1.2", "A"))
     c.expect_only_clients("inet", ["10.231.1.2"])
-    c.expect_no_system_resolver()
     if {r[0] for r in c.requests("inet")} != {"10.231.1.2"} or len(c.requests("inet")) < len(PROBES):
         c.fail("the probes must reach the inet server from eth0's address")
 
@@ -429,11 +439,8 @@ def test_uplink_with_dead_dns_is_limited_dns_failed(dlab, tmp_path, dead):
 
 def test_explicitly_configured_uplink(dlab, tmp_path):
     c = check(dlab, tmp_path, "wwan0")
-    c.expect("wwan0", *TRUTH["wwan0"][:3], dns=("configured", True, [WWAN0_DNS]))
-    c.expect_exit(0)
-    c.expect_pinned("wwan0", "ipv4", [INTERNET_ADDR])
-    c.expect_asked("wwan", "10.231.3.2", "A")
-    c.expect_no_system_resolver()
+    c.expect_online_through_own_dns("wwan0", ("configured", True, [WWAN0_DNS]),
+                                    {"ipv4": [INTERNET_ADDR]}, ("wwan", "10.231.3.2", "A"))
 
 
 def test_server_behind_the_gateway_is_asked_through_the_uplink_not_the_primary(dlab, tmp_path):
@@ -478,24 +485,17 @@ def test_resolv_conf_fallback_is_flagged_not_per_uplink(dlab, tmp_path):
 
 def test_ipv6_only_uplink_with_internet_is_online(dlab, tmp_path):
     c = check(dlab, tmp_path, "wwan1")
-    c.expect("wwan1", *TRUTH["wwan1"][:3], dns=("dhclient", True, ["2001:db8:231:5::1"]))
-    c.expect_exit(0)
-    c.expect_pinned("wwan1", "ipv6", [INTERNET6_ADDR])
-    c.expect_asked("v6", "2001:db8:231:5::2", "AAAA")
-    c.expect_no_system_resolver()
+    c.expect_online_through_own_dns("wwan1", ("dhclient", True, ["2001:db8:231:5::1"]),
+                                    {"ipv6": [INTERNET6_ADDR]}, ("v6", "2001:db8:231:5::2", "AAAA"))
     if {r[0] for r in c.requests("v6")} != {"2001:db8:231:5::2"}:
         c.fail("the probes must reach the v6 server from wwan1's address")
 
 
 def test_dual_stack_uplink_with_broken_ipv6_shows_both_facts(dlab, tmp_path):
     c = check(dlab, tmp_path, "eth2")
-    c.expect("eth2", *TRUTH["eth2"][:3],
-             dns=("dhclient", True, ["10.231.6.1", "2001:db8:231:6::1"]))
-    c.expect_exit(0)
-    c.expect_pinned("eth2", "ipv4", [INTERNET_ADDR])
-    c.expect_pinned("eth2", "ipv6", [INTERNET6_ADDR])
-    c.expect_asked("dual", "10.231.6.2", "A")
-    c.expect_no_system_resolver()
+    c.expect_online_through_own_dns("eth2", ("dhclient", True, ["10.231.6.1", "2001:db8:231:6::1"]),
+                                    {"ipv4": [INTERNET_ADDR], "ipv6": [INTERNET6_ADDR]},
+                                    ("dual", "10.231.6.2", "A"))
 
 
 def test_ipv6_default_routes_of_equal_metric_on_two_uplinks(dlab, tmp_path):
@@ -552,23 +552,6 @@ SETTLE_S = 25
 PRIORITY = "eth0 wwan0 eth2 wwan1 wlan0 wlan1"
 
 
-@pytest.fixture
-def agent(tmp_path):
-    started = []
-
-    def start(lb, config, name="agent"):
-        try:
-            run = AgentRun(lb, tmp_path / name, config)
-        except AgentError as exc:
-            pytest.fail(str(exc), pytrace=False)
-        started.append(run)
-        return run.start()
-
-    yield start
-    for run in started:
-        run.close()
-
-
 def agent_config(lb):
     return dns_config(lb, agent={"priority": PRIORITY}, uplinks=" ".join(ALL))
 
@@ -601,8 +584,7 @@ def settle(run):
 
 
 def status_json(run):
-    proc = subprocess.run([str(require_binary()), "status", "--json", "--state", str(run.state_path)],
-                          capture_output=True, text=True, timeout=30)
+    proc = run.status("--json")
     try:
         return json.loads(proc.stdout)
     except ValueError:

@@ -1,10 +1,18 @@
-"""Tests of the shipped hooks (hooks/ in the repository).
+"""Tests of the shipped hooks (hooks/ in the repository) and their library.
 
 - 50-route-failover, with the agent running in the namespace lab: the route the
   gateway uses for the lab's internet address (`ip route get`) follows the primary
   uplink, and comes back after recovery and hold-down; the backups keep their own
   default routes.
-- Every shipped hook passes `shellcheck -s sh` (POSIX sh, no bashisms).
+- 60-portal-login logging into the lab's WISPr and click-through portals, and its
+  command method; the 90-notify example.
+- The hook library (hooks/lib/uplinkd-hook.sh): how a hook finds it, and its
+  functions under every POSIX shell found here (dash, busybox sh).
+- Every shipped hook and the library pass `shellcheck -s sh` (POSIX sh, no
+  bashisms).
+
+Hooks started by the agent or by hand here get UPLINKD_HOOK_LIB pointing at the
+repository's library, so an installed /usr/lib/uplinkd/hook-lib.sh never stands in.
 """
 
 import os
@@ -14,11 +22,30 @@ from pathlib import Path
 
 import pytest
 
-from agentrun import AgentError, AgentRun, config_text
+from agentrun import config_text
 from lab import INTERNET_ADDR
+from pytesthelp import ok
 
 HOOKS = Path(__file__).resolve().parents[2] / "hooks"
 SHIPPED = sorted(p for p in HOOKS.iterdir() if p.is_file() and p.name != "README.md")
+HOOK_LIB = HOOKS / "lib" / "uplinkd-hook.sh"
+INSTALLED_LIB = Path("/usr/lib/uplinkd/hook-lib.sh")
+HAND_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+SHELLS = [sh for sh in (["dash"], ["busybox", "sh"]) if shutil.which(sh[0])]
+
+
+def via_wrapper(name, **env) -> str:
+    """A hook for the agent's hooks directory that runs the shipped hook `name`
+    with env (its settings file, not /etc) and the repository's hook library."""
+    assigns = " ".join(f"{k}='{v}'" for k, v in dict(UPLINKD_HOOK_LIB=HOOK_LIB, **env).items())
+    return f"#!/bin/sh\n{assigns} exec '{HOOKS / name}'\n"
+
+
+def by_hand(hook, env, lib=HOOK_LIB) -> subprocess.CompletedProcess:
+    """A hook run as a hook author would: only PATH, UPLINKD_HOOK_LIB (unless lib is
+    None) and env in its environment."""
+    full = {"PATH": HAND_PATH, **({"UPLINKD_HOOK_LIB": str(lib)} if lib else {}), **env}
+    return subprocess.run([str(hook)], env=full, capture_output=True, text=True, timeout=30)
 
 
 def route_dev(lb) -> str:
@@ -32,13 +59,11 @@ def owned_routes(lb) -> str:
 
 
 def wait(run, predicate, timeout, what):
-    try:
-        return run.wait_until(predicate, timeout, what)
-    except AgentError as exc:
-        pytest.fail(f"{exc}\n{run.transcript()}", pytrace=False)
+    """run.wait_until; its AgentError (with the run's transcript) fails the test."""
+    return ok(run.wait_until, predicate, timeout, what)
 
 
-def test_route_failover_follows_the_primary(fresh_lab, serve, blackhole, tmp_path):
+def test_route_failover_follows_the_primary(fresh_lab, serve, blackhole, agent, tmp_path):
     lb = fresh_lab
     serve(lb, "inet", "internet")
     serve(lb, "portal", "internet")
@@ -48,45 +73,44 @@ def test_route_failover_follows_the_primary(fresh_lab, serve, blackhole, tmp_pat
     subprocess.run(lb.exec_argv("gw", ["sysctl", "-q", "-w", "net.ipv4.conf.wlan0.rp_filter=1"]), check=True)
     conf = tmp_path / "route-failover.conf"
     conf.write_text("LOOSE_RP_FILTER=yes\n")
-    wrapper = ("#!/bin/sh\n"
-               f"UPLINKD_ROUTE_FAILOVER_CONF='{conf}' exec '{HOOKS / '50-route-failover'}'\n")
-    run = AgentRun(lb, tmp_path / "agent", config_text(), hooks={"50-route-failover": wrapper})
-    run.start()
-    try:
-        wait(run, lambda: route_dev(lb) == "eth0", 15, "route via eth0 once eth0 is primary")
-        assert "dev eth0" in owned_routes(lb) and "metric 10" in owned_routes(lb)
-        # The backups' own default routes stay, so probes bound to them keep working.
-        defaults = lb.ip("gw", "-4", "route", "show", "default").stdout
-        assert "dev wlan0" in defaults and "dev wwan0" in defaults and "metric 300" in defaults
+    run = agent(lb, hooks={"50-route-failover": via_wrapper(
+        "50-route-failover", UPLINKD_ROUTE_FAILOVER_CONF=conf)})
+    wait(run, lambda: route_dev(lb) == "eth0", 15, "route via eth0 once eth0 is primary")
+    assert "dev eth0" in owned_routes(lb) and "metric 10" in owned_routes(lb)
+    # The backups' own default routes stay, so probes bound to them keep working.
+    defaults = lb.ip("gw", "-4", "route", "show", "default").stdout
+    assert "dev wlan0" in defaults and "dev wwan0" in defaults and "metric 300" in defaults
 
-        rp = lambda: subprocess.run(lb.exec_argv("gw", ["cat", "/proc/sys/net/ipv4/conf/wlan0/rp_filter"]),  # noqa: E731
-                                    capture_output=True, text=True).stdout.strip()
-        wait(run, lambda: rp() == "2", 10, "rp_filter on wlan0 loosened by the hook")
+    rp = lambda: subprocess.run(lb.exec_argv("gw", ["cat", "/proc/sys/net/ipv4/conf/wlan0/rp_filter"]),  # noqa: E731
+                                capture_output=True, text=True).stdout.strip()
+    wait(run, lambda: rp() == "2", 10, "rp_filter on wlan0 loosened by the hook")
 
-        blackhole(lb, "inet")
-        wait(run, lambda: route_dev(lb) == "wlan0", 20, "route moved to wlan0 after eth0's upstream was cut")
-        assert "dev eth0" not in owned_routes(lb)
+    blackhole(lb, "inet")
+    wait(run, lambda: route_dev(lb) == "wlan0", 20, "route moved to wlan0 after eth0's upstream was cut")
+    assert "dev eth0" not in owned_routes(lb)
 
-        lb.unblackhole("inet")
-        wait(run, lambda: route_dev(lb) == "eth0", 25, "route back on eth0 after recovery and hold-down")
+    lb.unblackhole("inet")
+    wait(run, lambda: route_dev(lb) == "eth0", 25, "route back on eth0 after recovery and hold-down")
 
-        # No online uplink: the hook's routes go, the kernel's own order applies again.
-        lb.ip("portal", "link", "set", lb.peer_of("wlan0")[1], "down")
-        lb.ip("inet", "link", "set", lb.peer_of("eth0")[1], "down")
-        wait(run, lambda: owned_routes(lb) == "", 15, "preferred routes removed with no online uplink")
-        assert run.stop() == 0
-    finally:
-        run.close()
+    # No online uplink: the hook's routes go, the kernel's own order applies again.
+    lb.ip("portal", "link", "set", lb.peer_of("wlan0")[1], "down")
+    lb.ip("inet", "link", "set", lb.peer_of("eth0")[1], "down")
+    wait(run, lambda: owned_routes(lb) == "", 15, "preferred routes removed with no online uplink")
+    assert run.stop() == 0
 
 
-@pytest.mark.parametrize("hook", SHIPPED, ids=[p.name for p in SHIPPED])
+@pytest.mark.parametrize("hook", SHIPPED + [HOOK_LIB],
+                         ids=[p.name for p in SHIPPED] + ["lib/uplinkd-hook.sh"])
 def test_shipped_hooks_pass_shellcheck(hook):
+    """`shellcheck -s sh` on each hook and on the library; a hook also with -x,
+    which follows it into the library it sources."""
     if shutil.which("shellcheck") is None:
         if os.environ.get("UPLINKD_REQUIRE_LAB"):
             pytest.fail("shellcheck is not installed; .ci/setup installs it")
         pytest.skip("shellcheck not installed (apt-get install shellcheck)")
-    done = subprocess.run(["shellcheck", "-s", "sh", str(hook)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
+    for extra in ([], ["-x"]) if hook != HOOK_LIB else ([],):
+        done = subprocess.run(["shellcheck", "-s", "sh", *extra, str(hook)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_hooks_are_shipped():
@@ -96,19 +120,17 @@ def test_hooks_are_shipped():
 WISPR_PASSWORD = "s3cret &pass!"
 
 
-def portal_agent(lb, tmp_path, method, password=WISPR_PASSWORD):
-    """The agent watching only wlan0, with the portal-login hook configured for
-    `method` (its configuration and credentials in tmp_path, not /etc)."""
+def portal_agent(agent, lb, tmp_path, method, password=WISPR_PASSWORD):
+    """The agent (conftest's `agent` fixture) watching only wlan0, with the
+    portal-login hook configured for `method` (its configuration and credentials in
+    tmp_path, not /etc)."""
     conf = tmp_path / "portal-login.conf"
     creds = tmp_path / "portal-credentials"
     creds.write_text(f"USERNAME=labuser\nPASSWORD={password}\n")
     creds.chmod(0o600)
     conf.write_text(f"METHOD={method}\nINTERFACES=wlan0\nCREDENTIALS={creds}\n")
-    wrapper = ("#!/bin/sh\n"
-               f"UPLINKD_PORTAL_CONF='{conf}' exec '{HOOKS / '60-portal-login'}'\n")
-    run = AgentRun(lb, tmp_path / "agent", config_text(uplinks="wlan0"),
-                   hooks={"60-portal-login": wrapper})
-    return run.start()
+    return agent(lb, config_text(uplinks="wlan0"), hooks={
+        "60-portal-login": via_wrapper("60-portal-login", UPLINKD_PORTAL_CONF=conf)})
 
 
 def state_of(run, iface):
@@ -120,36 +142,31 @@ def state_of(run, iface):
     ("portal-wispr", "wispr", "WISPr: login on wlan0 succeeded"),
     ("portal-click", "click-through", "click-through: submitted the portal form on wlan0"),
 ])
-def test_portal_login_brings_the_uplink_online(fresh_lab, serve, tmp_path, mode, method, success_line):
+def test_portal_login_brings_the_uplink_online(fresh_lab, serve, agent, tmp_path, mode, method,
+                                               success_line):
     serve(fresh_lab, "portal", mode)
-    run = portal_agent(fresh_lab, tmp_path, method)
-    try:
-        wait(run, lambda: state_of(run, "wlan0") == "online", 20, "wlan0 online after the portal login")
-        # Hooks run after the state is written: wait for the recording hook's line too.
-        wait(run, lambda: "verdict wlan0 captive->online validated" in [e.short for e in run.events()], 10,
-             "the hook line for wlan0 coming online")
-        shorts = [e.short for e in run.events()]
-        assert shorts[0].startswith("verdict wlan0 unknown->captive"), shorts
-        assert "verdict wlan0 captive->online validated" in shorts, shorts
-        log = run.stderr_since(0)
-        assert success_line in log, log
-        assert WISPR_PASSWORD not in log and "s3cret" not in log, "the password reached the log"
-        assert "s3cret" not in run.state_path.read_text()
-    finally:
-        run.close()
+    run = portal_agent(agent, fresh_lab, tmp_path, method)
+    wait(run, lambda: state_of(run, "wlan0") == "online", 20, "wlan0 online after the portal login")
+    # Hooks run after the state is written: wait for the recording hook's line too.
+    wait(run, lambda: "verdict wlan0 captive->online validated" in [e.short for e in run.events()], 10,
+         "the hook line for wlan0 coming online")
+    shorts = [e.short for e in run.events()]
+    assert shorts[0].startswith("verdict wlan0 unknown->captive"), shorts
+    assert "verdict wlan0 captive->online validated" in shorts, shorts
+    log = run.stderr_since(0)
+    assert success_line in log, log
+    assert WISPR_PASSWORD not in log and "s3cret" not in log, "the password reached the log"
+    assert "s3cret" not in run.state_path.read_text()
 
 
-def test_wispr_wrong_credentials_stay_captive_with_a_clear_line(fresh_lab, serve, tmp_path):
+def test_wispr_wrong_credentials_stay_captive_with_a_clear_line(fresh_lab, serve, agent, tmp_path):
     serve(fresh_lab, "portal", "portal-wispr")
-    run = portal_agent(fresh_lab, tmp_path, "wispr", password="Xq9-not-it")
-    try:
-        wait(run, lambda: "wrong credentials" in run.stderr_since(0), 15, "the refused login logged")
-        # The agent probed again after the hook; the portal still answers for itself.
-        wait(run, lambda: run.stderr_since(0).count("round on wlan0") >= 2, 10, "a second round on wlan0")
-        assert state_of(run, "wlan0") == "captive"
-        assert "Xq9-not-it" not in run.stderr_since(0), "the password reached the log"
-    finally:
-        run.close()
+    run = portal_agent(agent, fresh_lab, tmp_path, "wispr", password="Xq9-not-it")
+    wait(run, lambda: "wrong credentials" in run.stderr_since(0), 15, "the refused login logged")
+    # The agent probed again after the hook; the portal still answers for itself.
+    wait(run, lambda: run.stderr_since(0).count("round on wlan0") >= 2, 10, "a second round on wlan0")
+    assert state_of(run, "wlan0") == "captive"
+    assert "Xq9-not-it" not in run.stderr_since(0), "the password reached the log"
 
 
 def test_notify_example_logs_and_posts_the_event(tmp_path):
@@ -174,12 +191,12 @@ def test_notify_example_logs_and_posts_the_event(tmp_path):
     threading.Thread(target=server.handle_request, daemon=True).start()
     conf = tmp_path / "notify.conf"
     conf.write_text(f"URL=http://127.0.0.1:{server.server_address[1]}/events\n")
-    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "UPLINKD_NOTIFY_CONF": str(conf),
+    env = {"UPLINKD_NOTIFY_CONF": str(conf),
            "UPLINK_EVENT": "verdict", "UPLINK_INTERFACE": "wlan0", "UPLINK_KIND": "wifi",
            "UPLINK_VERDICT": "captive", "UPLINK_PREVIOUS": "online", "UPLINK_REASON": "redirect",
            "UPLINK_PORTAL_URL": 'http://portal.example/a"b', "UPLINK_PRIMARY": "eth0",
            "UPLINK_PREVIOUS_PRIMARY": "eth0", "UPLINK_TIME": "1795000000"}
-    done = subprocess.run([str(HOOKS / "90-notify")], env=env, capture_output=True, text=True, timeout=30)
+    done = by_hand(HOOKS / "90-notify", env)
     server.server_close()
     assert done.returncode == 0, done.stderr
     assert done.stdout == 'wlan0 (wifi): online -> captive (redirect), portal http://portal.example/a"b\n'
@@ -197,14 +214,126 @@ def test_portal_login_command_method_gets_the_portal_url(tmp_path):
     command.chmod(0o755)
     conf = tmp_path / "portal-login.conf"
     conf.write_text(f"METHOD=command\nCOMMAND={command}\n")
-    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "UPLINKD_PORTAL_CONF": str(conf),
+    env = {"UPLINKD_PORTAL_CONF": str(conf),
            "UPLINK_EVENT": "verdict", "UPLINK_VERDICT": "captive", "UPLINK_INTERFACE": "wlan0",
            "UPLINK_PORTAL_URL": "http://portal.example/login?a=1"}
-    done = subprocess.run([str(HOOKS / "60-portal-login")], env=env, capture_output=True, text=True, timeout=30)
+    done = by_hand(HOOKS / "60-portal-login", env)
     assert done.returncode == 0, done.stderr
     assert seen.read_text() == "http://portal.example/login?a=1 wlan0\n"
     # Not captive: nothing to do.
     env["UPLINK_VERDICT"] = "online"
     seen.unlink()
-    assert subprocess.run([str(HOOKS / "60-portal-login")], env=env, timeout=30).returncode == 0
+    assert by_hand(HOOKS / "60-portal-login", env).returncode == 0
     assert not seen.exists()
+
+
+# --- the hook library ----------------------------------------------------------------
+
+def quiet_env(tmp_path) -> dict:
+    """An event every shipped hook lets pass without acting, and settings files
+    that do not exist (never the host's /etc/uplinkd)."""
+    none = str(tmp_path / "no-such.conf")
+    return {"UPLINK_EVENT": "verdict", "UPLINK_VERDICT": "online", "UPLINKD_ROUTE_FAILOVER_CONF": none,
+            "UPLINKD_PORTAL_CONF": none, "UPLINKD_NOTIFY_CONF": none}
+
+
+@pytest.mark.parametrize("hook", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_hook_without_its_library_stops_with_a_clear_error(hook, tmp_path):
+    missing = tmp_path / "no-such-lib.sh"
+    done = by_hand(hook, quiet_env(tmp_path), lib=missing)
+    assert done.returncode == 1, done
+    assert "hook library" in done.stderr and str(missing) in done.stderr, done.stderr
+    assert done.stdout == "", "a hook without its library must do nothing"
+
+
+@pytest.mark.parametrize("hook", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_hook_finds_the_library_beside_it(hook, tmp_path):
+    """A copied hooks directory: without UPLINKD_HOOK_LIB the hook sources
+    lib/uplinkd-hook.sh beside it, unless the package's copy is installed (which
+    comes first); with neither it stops with a clear error."""
+    hooks_d = tmp_path / "hooks.d"
+    (hooks_d / "lib").mkdir(parents=True)
+    copy = hooks_d / hook.name
+    shutil.copy2(hook, copy)
+    if not INSTALLED_LIB.exists():
+        done = by_hand(copy, quiet_env(tmp_path), lib=None)
+        assert done.returncode == 1, done
+        assert str(hooks_d / "lib" / "uplinkd-hook.sh") in done.stderr, done.stderr
+    (hooks_d / "lib" / "uplinkd-hook.sh").write_text(
+        HOOK_LIB.read_text() + "echo 'library beside the hook sourced' >&2\n")
+    done = by_hand(copy, quiet_env(tmp_path), lib=None)
+    assert done.returncode == 0, done
+    beside = "library beside the hook sourced" in done.stderr
+    assert beside != INSTALLED_LIB.exists(), (done.stderr, f"{INSTALLED_LIB} exists: "
+                                              f"{INSTALLED_LIB.exists()}")
+
+
+def lib_script(shell, script, cwd) -> subprocess.CompletedProcess:
+    """`script` run by `shell` under set -eu after sourcing the library."""
+    return subprocess.run([*shell, "-c", f'set -eu\n. "$1"\n{script}', "sh", str(HOOK_LIB)],
+                          cwd=cwd, env={"PATH": HAND_PATH}, capture_output=True, text=True, timeout=30)
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=[" ".join(s) for s in SHELLS])
+def test_hook_library_reads_settings_never_executes_them(shell, tmp_path):
+    conf = tmp_path / "test.conf"
+    url = "https://example.invalid/$(touch${IFS}PWNED)`touch${IFS}PWNED2`"
+    conf.write_text("\n".join([
+        "# METRIC=1", "METRIC=20", " METRIC=30",             # comment and indented: not settings
+        "PROTO=5", "PROTO=x7",                               # the last line decides: not digits
+        "FLAG=yes", "FLAG=no", f"URL={url}", "CMD=/usr/local/sbin/x", "REL=relative/x",
+        "EMPTY=", "SPACED=a b", "TRAIL=yes ", "DOLLAR=$(touch PWNED3); `touch PWNED4`",
+    ]) + "\n")
+    done = lib_script(shell, f"""
+F='{conf}'
+get() {{ st=0; v=$(conf_value "$@") || st=$?; printf '%s|%s|%s\\n' "$2" "$v" "$st"; }}
+get "$F" METRIC digits 10
+get "$F" PROTO digits 77
+get "$F" FLAG yes-no yes
+get "$F" URL http-url
+get "$F" CMD abs-path
+get "$F" REL abs-path /default
+get "$F" EMPTY any dflt
+get "$F" SPACED
+get "$F" TRAIL yes-no no
+get "$F" DOLLAR
+get "$F" MISSING digits 5
+get '{tmp_path}/no-such.conf' METRIC digits 10
+get "$F" A.B
+get "$F" METRIC no-such-type 1
+""", tmp_path)
+    assert done.returncode == 0, done
+    assert done.stdout.splitlines() == [
+        "METRIC|20|0", "PROTO|77|1", "FLAG|no|0", f"URL|{url}|0", "CMD|/usr/local/sbin/x|0",
+        "REL|/default|1", "EMPTY|dflt|0", "SPACED|a b|0", "TRAIL|no|1",
+        "DOLLAR|$(touch PWNED3); `touch PWNED4`|0", "MISSING|5|0", "METRIC|10|0",
+        "A.B||2", "METRIC||2",
+    ], done.stdout
+    assert "unusable key name" in done.stderr and "unknown type" in done.stderr, done.stderr
+    assert not list(tmp_path.glob("PWNED*")), "something in the settings file was executed"
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=[" ".join(s) for s in SHELLS])
+def test_hook_library_checks_interface_names_and_values(shell, tmp_path):
+    done = lib_script(shell, r"""
+for n in wlan0 eth0.100 br-lan wwan0@x a_b; do valid_ifname "$n" && echo "ok $n"; done
+for n in "" "a b" ../etc 'a$b' x/y "$(printf 'a\nb')"; do valid_ifname "$n" || echo bad; done
+(require_ifname "a/b" UPLINK_PRIMARY) || echo "exit $?"
+(require_ifname "") || echo "exit $?"
+require_ifname wlan0 UPLINK_INTERFACE && echo "wlan0 passes"
+for v in http://a https://b/c?d=1; do value_is http-url "$v" && echo "url ok"; done
+for v in ftp://a "http://a b" "$(printf 'http://a\tb')" "$(printf 'http://a\001')" ""; do
+    value_is http-url "$v" || echo "url bad"
+done
+for t in digits:0 digits:12a yes-no:yes yes-no:YES abs-path:/x abs-path:x ifname:eth0 ifname:a/b any:x any:; do
+    value_is "${t%%:*}" "${t#*:}" && echo "$t yes" || echo "$t no"
+done
+""", tmp_path)
+    assert done.returncode == 0, done
+    assert done.stdout.splitlines() == (
+        ["ok wlan0", "ok eth0.100", "ok br-lan", "ok wwan0@x", "ok a_b"] + ["bad"] * 6
+        + ["exit 1", "exit 1", "wlan0 passes"] + ["url ok"] * 2 + ["url bad"] * 5
+        + ["digits:0 yes", "digits:12a no", "yes-no:yes yes", "yes-no:YES no", "abs-path:/x yes",
+           "abs-path:x no", "ifname:eth0 yes", "ifname:a/b no", "any:x yes", "any: no"]), done.stdout
+    assert done.stderr.splitlines() == ["refusing odd interface name in UPLINK_PRIMARY",
+                                        "refusing odd interface name"], done.stderr

@@ -20,27 +20,20 @@ import time
 import pytest
 
 from lab import UPLINKS, UPLINK_BY_IFACE, run
-from linkswatch import LinksWatch, WatchError, links_argv, match, require_binary, snapshot_problem
+from linkswatch import LinksWatch, WatchError, links_argv, match, snapshot_problem
+from pytesthelp import require_binary
 
 KINDS = {"eth0": "ethernet", "wlan0": "wifi", "wwan0": "wwan", "eth1": "ethernet"}
 GATEWAYS = [u for u in UPLINKS if u.gateway]          # eth0, wlan0, wwan0
 MAIN_TABLE = 254
 
 
-def binary():
-    try:
-        return require_binary()
-    except WatchError as exc:
-        msg = str(exc)
-    pytest.fail(msg, pytrace=False)
-
-
 class Snapshot:
     """One run of `uplinkd links [--json] [--all] [--config F]` in gw."""
 
     def __init__(self, lb, *, json_out=True, all_=False, config=None):
-        self.argv = lb.exec_argv("gw", links_argv(binary(), json_out=json_out, all_=all_,
-                                                  config=config))
+        self.argv = lb.exec_argv("gw", links_argv(require_binary(), json_out=json_out,
+                                                  all_=all_, config=config))
         try:
             proc = subprocess.run(self.argv, capture_output=True, text=True, timeout=30)
         except subprocess.TimeoutExpired as exc:
@@ -77,7 +70,7 @@ def watch():
 
     def start(lb, **kw):
         try:
-            w = LinksWatch(lb, binary(), **kw)
+            w = LinksWatch(lb, require_binary(), **kw)
         except WatchError as exc:
             msg = str(exc)
         else:

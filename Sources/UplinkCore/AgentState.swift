@@ -1,0 +1,101 @@
+/// One uplink as recorded in the state file.
+public struct UplinkStatus: Sendable, Equatable {
+    public var interface: InterfaceName
+    public var kind: InterfaceKind
+    public var verdict: Verdict
+    public var reason: Reason
+    /// Wall-clock seconds since the epoch when the verdict was reached.
+    public var sinceWallSeconds: Int
+    public var ipv4: Verdict?
+    public var ipv6: Verdict?
+    public var bytesToday: Int
+    public var budgetBytes: Int?
+    public var budgetExhausted: Bool
+    public var portalURL: String?
+    public var ipv4Reason: Reason?
+    public var ipv6Reason: Reason?
+    /// Where the uplink's DNS servers came from in its last round (nil: none found, or
+    /// no round needed a name).
+    public var dnsSource: DNSSource?
+
+    public init(interface: InterfaceName, kind: InterfaceKind, verdict: Verdict, reason: Reason, sinceWallSeconds: Int,
+                ipv4: Verdict? = nil, ipv6: Verdict? = nil, bytesToday: Int = 0, budgetBytes: Int? = nil,
+                budgetExhausted: Bool = false, portalURL: String? = nil, ipv4Reason: Reason? = nil,
+                ipv6Reason: Reason? = nil, dnsSource: DNSSource? = nil) {
+        self.ipv4Reason = ipv4Reason
+        self.ipv6Reason = ipv6Reason
+        self.dnsSource = dnsSource
+        self.interface = interface
+        self.kind = kind
+        self.verdict = verdict
+        self.reason = reason
+        self.sinceWallSeconds = sinceWallSeconds
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.bytesToday = bytesToday
+        self.budgetBytes = budgetBytes
+        self.budgetExhausted = budgetExhausted
+        self.portalURL = portalURL
+    }
+}
+
+/// The agent's published state: what `uplinkd status` and other services read.
+public struct AgentState: Sendable, Equatable {
+    public var primary: InterfaceName?
+    public var uplinks: [UplinkStatus]
+    /// Wall-clock seconds when the state was written.
+    public var writtenWallSeconds: Int
+    /// The agent's process id, so readers can tell whether it still runs.
+    public var pid: Int
+    /// Whether the agent stopped (the final state written on TERM/INT).
+    public var stopped: Bool
+
+    public init(primary: InterfaceName?, uplinks: [UplinkStatus], writtenWallSeconds: Int, pid: Int, stopped: Bool = false) {
+        self.primary = primary
+        self.uplinks = uplinks
+        self.writtenWallSeconds = writtenWallSeconds
+        self.pid = pid
+        self.stopped = stopped
+    }
+
+    /// Equality of content, ignoring when and by whom it was written: the file is
+    /// replaced only when this changes.
+    public func sameContent(as other: AgentState) -> Bool {
+        primary == other.primary && uplinks == other.uplinks && stopped == other.stopped
+    }
+
+    public var json: JSONValue {
+        .object([
+            ("primary", .optional(primary?.value)),
+            ("written", .int(writtenWallSeconds)),
+            ("pid", .int(pid)),
+            ("stopped", .bool(stopped)),
+            ("uplinks", .array(uplinks.map { uplink in
+                .object([
+                    ("interface", .string(uplink.interface.value)),
+                    ("kind", .string(uplink.kind.rawValue)),
+                    ("verdict", .string(uplink.verdict.rawValue)),
+                    ("reason", .string(uplink.reason.rawValue)),
+                    ("since", .int(uplink.sinceWallSeconds)),
+                    ("portal_url", .optional(uplink.portalURL)),
+                    ("families", .object([
+                        ("ipv4", AgentState.familyJSON(uplink.ipv4, uplink.ipv4Reason)),
+                        ("ipv6", AgentState.familyJSON(uplink.ipv6, uplink.ipv6Reason)),
+                    ])),
+                    ("dns_source", .optional(uplink.dnsSource?.rawValue)),
+                    ("dns_per_uplink", .bool(uplink.dnsSource?.isPerUplink ?? false)),
+                    ("bytes_today", .int(uplink.bytesToday)),
+                    ("budget_bytes", uplink.budgetBytes.map(JSONValue.int) ?? .null),
+                    ("budget_exhausted", .bool(uplink.budgetExhausted)),
+                ])
+            })),
+        ])
+    }
+}
+
+extension AgentState {
+    static func familyJSON(_ verdict: Verdict?, _ reason: Reason?) -> JSONValue {
+        guard let verdict else { return .null }
+        return .object([("verdict", .string(verdict.rawValue)), ("reason", .optional(reason?.rawValue))])
+    }
+}

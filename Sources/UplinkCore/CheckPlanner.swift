@@ -1,0 +1,63 @@
+/// Plans a one-shot check and turns its results into a report. Pure: the adapters
+/// gather link facts and run the probes; this decides.
+public enum CheckPlanner {
+    /// The probe requests for one interface, given what its link facts allow.
+    public static func requests(for interface: InterfaceName, link: LinkEvaluator.Result,
+                                probes: [ProbeSpec]) -> [ProbeRequest] {
+        guard case .probe(let families) = link else { return [] }
+        return families.flatMap { family in
+            probes.compactMap { probe in
+                // An IPv6 literal cannot be reached over IPv4 and vice versa.
+                if let literal = IPAddress(probe.url.host), literal.family != family { return nil }
+                return ProbeRequest(interface: interface, family: family, probe: probe)
+            }
+        }
+    }
+
+    public static func report(interface: InterfaceName, kind: InterfaceKind, link: LinkEvaluator.Result,
+                              results: [ProbeResult], thresholdPercent: Int, elapsedMilliseconds: Int,
+                              dns: DNSServers? = nil,
+                              knownAnswers: [AddressFamily: KnownAnswerResult] = [:]) -> CheckReport {
+        let families: [AddressFamily]
+        switch link {
+        case .down(let reason):
+            return CheckReport(interface: interface, kind: kind, assessment: Assessment(.down, reason: reason),
+                               elapsedMilliseconds: elapsedMilliseconds, dns: dns)
+        case .probe(let probed):
+            families = probed
+        }
+        var perFamily: [AddressFamily: Assessment] = [:]
+        var probeReports: [ProbeReport] = []
+        for family in families {
+            let familyResults = results.filter { $0.request.family == family && $0.request.interface == interface }
+            let classes = familyResults.map { Classifier.classify($0.outcome, for: $0.request.probe) }
+            if familyResults.isEmpty {
+                perFamily[family] = Assessment(.limited, reason: .noProbeForFamily)
+            } else {
+                perFamily[family] = Aggregator.assess(classes, thresholdPercent: thresholdPercent)
+            }
+            if case .mismatch = knownAnswers[family] {
+                // The resolver lies about a name whose answer is known: whatever the
+                // probes saw, this family's answers come from something local.
+                perFamily[family] = Assessment(.captive, reason: .dnsHijack)
+            }
+            for (result, judgement) in zip(familyResults, classes) {
+                var status: Int?
+                if case .response(let response) = result.outcome { status = response.status }
+                probeReports.append(ProbeReport(name: result.request.probe.name, url: result.request.probe.url.description,
+                                                family: family, judgement: judgement, status: status,
+                                                elapsedMilliseconds: result.elapsedMilliseconds, bytes: result.bytes,
+                                                addresses: result.request.addresses))
+            }
+        }
+        let assessment = Aggregator.best(of: perFamily) ?? Assessment(.unknown, reason: .noProbes)
+        return CheckReport(interface: interface, kind: kind, assessment: assessment, families: perFamily,
+                           probes: probeReports, elapsedMilliseconds: elapsedMilliseconds, dns: dns)
+    }
+
+    /// Exit status for several interfaces: the highest of their statuses, so 0 means
+    /// every named interface is online.
+    public static func exitStatus(for reports: [CheckReport]) -> Int32 {
+        reports.map { $0.assessment.verdict.exitStatus }.max() ?? 0
+    }
+}

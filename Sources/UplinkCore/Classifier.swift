@@ -1,0 +1,84 @@
+/// The judgement on a single probe.
+public enum ProbeClass: Sendable, Equatable {
+    /// The answer was exactly what the probe expects.
+    case valid
+    /// Something answered in place of the internet.
+    case portal(reason: Reason, portalURL: String?)
+    /// The link carried the request but the internet did not answer properly.
+    case broken(reason: Reason)
+
+    public var reason: Reason {
+        switch self {
+        case .valid: return .validated
+        case .portal(let reason, _): return reason
+        case .broken(let reason): return reason
+        }
+    }
+}
+
+/// Classifies one probe's outcome by the rules of the design's verdict table.
+public enum Classifier {
+    /// A 2xx body no longer than this, where an empty 204 was expected, is a proxy's
+    /// invention (for example "OK"), not a login page.
+    public static let tinyBodyBytes = 64
+
+    public static func classify(_ outcome: ProbeOutcome, for probe: ProbeSpec) -> ProbeClass {
+        switch outcome {
+        case .failure(let failure):
+            return .broken(reason: failure.reason)
+        case .response(let response):
+            return classify(response, for: probe)
+        case .dnsHijack:
+            // Whoever answers for the name is the portal: a browser opening the probe
+            // URL through this uplink lands on it.
+            return .portal(reason: .dnsHijack, portalURL: probe.url.description)
+        }
+    }
+
+    static func classify(_ response: ProbeResponse, for probe: ProbeSpec) -> ProbeClass {
+        let status = response.status
+        if [301, 302, 303, 307, 308].contains(status) {
+            guard let location = response.location, !location.trimmingWhitespace.isEmpty else {
+                return .broken(reason: .badProxy)
+            }
+            return .portal(reason: .redirect, portalURL: PortalHints.safeURL(probe.url.resolving(location)))
+        }
+        if status == 511 {
+            return .portal(reason: .networkAuthRequired,
+                           portalURL: PortalHints.portalURL(in: response.bodyText, base: probe.url)
+                               ?? probe.url.description)
+        }
+        if isValid(response, for: probe.expectation) {
+            return .valid
+        }
+        if (500...599).contains(status) {
+            return .broken(reason: .badProxy)
+        }
+        if (200...299).contains(status) {
+            let text = response.bodyText
+            let hint = PortalHints.portalURL(in: text, base: probe.url)
+            if hint != nil || PortalHints.looksLikeHTML(text) {
+                return .portal(reason: .bodyMismatch, portalURL: hint ?? probe.url.description)
+            }
+            if probe.expectation.expectsEmptyBody && response.body.count <= tinyBodyBytes {
+                return .broken(reason: .badProxy)
+            }
+            return .portal(reason: .bodyMismatch, portalURL: probe.url.description)
+        }
+        return .broken(reason: .unexpectedStatus)
+    }
+
+    /// Whether a response meets every check of an expectation.
+    public static func isValid(_ response: ProbeResponse, for expectation: Expectation) -> Bool {
+        guard response.status == expectation.status else { return false }
+        if expectation.expectsEmptyBody && !response.body.isEmpty { return false }
+        let text = response.bodyText
+        if let equals = expectation.bodyEquals, text.trimmingWhitespace != equals.trimmingWhitespace {
+            return false
+        }
+        if let contains = expectation.bodyContains, !text.contains(contains) { return false }
+        if let pattern = expectation.bodyPattern, !pattern.matches(text) { return false }
+        if expectation.validator != nil && response.validatorAccepted != true { return false }
+        return true
+    }
+}

@@ -1,0 +1,22 @@
+/// A configuration mistake, located: file, line and key.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let file: String
+    public let line: Int?
+    public let key: String?
+    public let message: String
+
+    public init(file: String, line: Int?, key: String?, message: String) {
+        self.file = file
+        self.line = line
+        self.key = key
+        self.message = message
+    }
+
+    public var description: String {
+        var text = file
+        if let line { text += ":\(line)" }
+        text += ": "
+        if let key { text += "key '\(key)': " }
+        return text + message
+    }
+}

@@ -1,0 +1,21 @@
+/// DNS answers as evidence (the design's `captive` row): a probe host name that
+/// resolves, through the uplink's own servers, only to addresses that can never be
+/// the public internet was answered by something local, a portal.
+public enum DNSEvidence {
+    public enum Judgement: Sendable, Equatable {
+        /// Send the probe to these addresses.
+        case pin([IPAddress])
+        /// Every answer was private, link-local, loopback, ULA or unspecified.
+        case hijacked([IPAddress])
+    }
+
+    /// `family` is the record family asked for. IPv4-mapped answers to an AAAA query
+    /// are never pinned: Linux would carry them over IPv4 and make IPv6 look alive.
+    public static func judge(_ answers: [IPAddress], family: AddressFamily, hijackCheck: Bool) -> Judgement {
+        let usable = answers.filter { family == .ipv4 || $0.mappedIPv4 == nil }
+        guard hijackCheck else { return .pin(usable) }
+        if !answers.isEmpty && answers.allSatisfy(\.isSpecialPurpose) { return .hijacked(answers) }
+        // Mixed answers: keep the public ones, never probe a private address.
+        return .pin(usable.filter { !$0.isSpecialPurpose })
+    }
+}

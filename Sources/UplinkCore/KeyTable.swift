@@ -1,0 +1,30 @@
+/// One configuration section's keys, each with the function that parses its value
+/// into the section's target. The parser looks keys up here, and the "unknown key"
+/// message lists the accepted ones from this same table, so the two cannot drift.
+public struct KeyTable<Target>: Sendable {
+    public typealias Apply = @Sendable (String, inout Target) throws(ValueError) -> Void
+
+    /// The section as written in messages: `check`, `probe`, `interface eth0`, ...
+    public let section: String
+    let entries: [(key: String, apply: Apply)]
+
+    public init(section: String, _ entries: [(String, Apply)]) {
+        self.section = section
+        self.entries = entries.map { (key: $0.0, apply: $0.1) }
+    }
+
+    public var keys: [String] { entries.map(\.key) }
+
+    public func apply(_ key: String, _ value: String, to target: inout Target) throws(ValueError) {
+        guard let entry = entries.first(where: { $0.key == key }) else {
+            let expected = keys.count == 1 ? "expected: \(keys[0])" : "expected one of: \(keys.joined(separator: ", "))"
+            throw ValueError("unknown key in [\(section)]; \(expected)")
+        }
+        try entry.apply(value, &target)
+    }
+
+    /// The same keys for another section name (`[interface NAME]` per interface).
+    public func named(_ section: String) -> KeyTable<Target> {
+        KeyTable(section: section, entries.map { ($0.key, $0.apply) })
+    }
+}

@@ -1,0 +1,36 @@
+/// One probe to send: which probe, through which interface, over which family.
+public struct ProbeRequest: Sendable, Equatable {
+    public var interface: InterfaceName
+    public var family: AddressFamily
+    public var probe: ProbeSpec
+    /// Where the probe's host name resolved through the uplink's own DNS; the prober
+    /// connects only there. Empty for an IP-literal URL.
+    public var addresses: [IPAddress]
+
+    public init(interface: InterfaceName, family: AddressFamily, probe: ProbeSpec, addresses: [IPAddress] = []) {
+        self.interface = interface
+        self.family = family
+        self.probe = probe
+        self.addresses = addresses
+    }
+
+    /// The host name to resolve, or nil when the URL holds an address.
+    public var hostNeedingResolution: String? {
+        IPAddress(probe.url.host) == nil ? probe.url.host : nil
+    }
+}
+
+/// What came back for one probe request, with its cost.
+public struct ProbeResult: Sendable, Equatable {
+    public var request: ProbeRequest
+    public var outcome: ProbeOutcome
+    public var elapsedMilliseconds: Int
+    public var bytes: Int
+
+    public init(request: ProbeRequest, outcome: ProbeOutcome, elapsedMilliseconds: Int, bytes: Int) {
+        self.request = request
+        self.outcome = outcome
+        self.elapsedMilliseconds = elapsedMilliseconds
+        self.bytes = bytes
+    }
+}

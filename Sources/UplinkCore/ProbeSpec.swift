@@ -1,0 +1,53 @@
+/// One connectivity probe: what to fetch and what a good answer looks like.
+public struct ProbeSpec: Hashable, Sendable {
+    public var name: String
+    public var url: ProbeURL
+    public var expectation: Expectation
+    /// Sent as the Authorization header. A secret: never logged nor written to state.
+    public var authorization: String?
+
+    public init(name: String, url: ProbeURL, expectation: Expectation, authorization: String? = nil) {
+        self.name = name
+        self.url = url
+        self.expectation = expectation
+        self.authorization = authorization
+    }
+}
+
+/// What a probe's answer must be to count as a success. Every check given must pass.
+public struct Expectation: Hashable, Sendable {
+    /// Expected HTTP status. Defaults: 200 when a body check is given, else 204.
+    public var status: Int
+    public var bodyEquals: String?
+    public var bodyContains: String?
+    public var bodyPattern: BodyPattern?
+    /// An external command given the body on stdin; exit 0 means valid.
+    public var validator: ValidatorCommand?
+
+    public init(status: Int? = nil, bodyEquals: String? = nil, bodyContains: String? = nil,
+                bodyPattern: BodyPattern? = nil, validator: ValidatorCommand? = nil) {
+        let hasBodyCheck = bodyEquals != nil || bodyContains != nil || bodyPattern != nil
+        self.status = status ?? (hasBodyCheck ? 200 : 204)
+        self.bodyEquals = bodyEquals
+        self.bodyContains = bodyContains
+        self.bodyPattern = bodyPattern
+        self.validator = validator
+    }
+
+    /// True when the expected answer carries no body (a 204 page): a 2xx with a small
+    /// body is then a proxy's invention, not a portal.
+    public var expectsEmptyBody: Bool {
+        status == 204 && bodyEquals == nil && bodyContains == nil && bodyPattern == nil
+    }
+}
+
+/// An external validator: an absolute path and its arguments, run without a shell.
+public struct ValidatorCommand: Hashable, Sendable {
+    public let path: String
+    public let arguments: [String]
+
+    public init(path: String, arguments: [String]) {
+        self.path = path
+        self.arguments = arguments
+    }
+}

@@ -1,0 +1,50 @@
+/// Why a verdict is what it is: the machine-readable reasons of README's reasons
+/// table, in one place. The raw value is what outputs, hooks and the state file show.
+public enum Reason: String, Sendable, CaseIterable {
+    // online
+    case validated
+
+    // captive
+    case redirect
+    case networkAuthRequired = "network-auth-required"
+    case bodyMismatch = "body-mismatch"
+    case dnsHijack = "dns-hijack"
+
+    // limited
+    case timeout
+    case refused
+    case unreachable
+    case reset
+    case tls
+    case dnsFailed = "dns-failed"
+    case badProxy = "bad-proxy"
+    case unexpectedStatus = "unexpected-status"
+    case bindFailed = "bind-failed"
+    case error
+    /// Some probes validated, fewer than the threshold, and none failed for a reason.
+    case belowThreshold = "below-threshold"
+    /// Every probe of the set is an IP literal of the other family.
+    case noProbeForFamily = "no-probe-for-family"
+
+    // down, from link facts, in the order they are checked
+    case noSuchInterface = "no-such-interface"
+    case adminDown = "admin-down"
+    case noCarrier = "no-carrier"
+    case noAddress = "no-address"
+    case linkLocalOnly = "link-local-only"
+    case noRoute = "no-route"
+    /// The configuration no longer selects the interface as an uplink.
+    case notAnUplink = "not-an-uplink"
+
+    // unknown
+    case starting
+    /// The link is usable; the next probe round decides.
+    case needsProbe = "needs-probe"
+    case noProbes = "no-probes"
+    /// A reason this version does not know, read from a state file a newer version wrote.
+    case unrecognized
+
+    public init(token: String) {
+        self = Reason(rawValue: token) ?? .unrecognized
+    }
+}

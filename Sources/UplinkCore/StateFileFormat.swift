@@ -1,0 +1,113 @@
+/// The state file format (version 1): a few header lines, then one line per uplink,
+/// whitespace-separated fields with "-" for none, so POSIX sh and awk can read it:
+///
+///     # uplinkd state, format 1 (see README, "State file")
+///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE
+///     format 1
+///     written 1763733436
+///     pid 4242
+///     state running
+///     primary eth0
+///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient
+///
+/// Readers must ignore lines they do not know; new fields are only ever appended.
+public enum StateFileFormat {
+    public static let version = 1
+    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE"
+
+    public static func encode(_ state: AgentState) -> String {
+        var lines = [
+            "# uplinkd state, format \(version) (see README, \"State file\")",
+            "# \(columns)",
+            "format \(version)",
+            "written \(state.writtenWallSeconds)",
+            "pid \(state.pid)",
+            "state \(state.stopped ? "stopped" : "running")",
+            "primary \(state.primary?.value ?? "-")",
+        ]
+        for uplink in state.uplinks {
+            let fields: [String] = [
+                "uplink", uplink.interface.value, uplink.kind.rawValue, uplink.verdict.rawValue, uplink.reason.rawValue,
+                String(uplink.sinceWallSeconds), uplink.ipv4?.rawValue ?? "-", uplink.ipv6?.rawValue ?? "-",
+                String(uplink.bytesToday), uplink.budgetBytes.map(String.init) ?? "-",
+                uplink.budgetExhausted ? "yes" : "no", uplink.portalURL.map(urlToken) ?? "-",
+                uplink.ipv4Reason?.rawValue ?? "-", uplink.ipv6Reason?.rawValue ?? "-",
+                uplink.dnsSource?.rawValue ?? "-",
+            ]
+            lines.append(fields.joined(separator: " "))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
+        public let line: Int
+        public let message: String
+        public var description: String { "line \(line): \(message)" }
+    }
+
+    public static func decode(_ text: String) throws(DecodeError) -> AgentState {
+        var state = AgentState(primary: nil, uplinks: [], writtenWallSeconds: 0, pid: 0)
+        var sawFormat = false
+        var lineNumber = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            if line.hasPrefix("#") || line.isEmpty { continue }
+            let fields = line.split(separator: " ").map(String.init)
+            guard let first = fields.first else { continue }
+            switch first {
+            case "format":
+                guard fields.count >= 2, Int(fields[1]) == version else {
+                    throw DecodeError(line: lineNumber, message: "unsupported format '\(fields.dropFirst().joined(separator: " "))'")
+                }
+                sawFormat = true
+            case "written":
+                state.writtenWallSeconds = try timestamp(fields, line: lineNumber)
+            case "pid":
+                guard fields.count > 1, let pid = Int(fields[1]), (1...Int(Int32.max)).contains(pid) else {
+                    throw DecodeError(line: lineNumber, message: "malformed pid")
+                }
+                state.pid = pid
+            case "state":
+                state.stopped = fields.count > 1 && fields[1] == "stopped"
+            case "primary":
+                state.primary = fields.count > 1 && fields[1] != "-" ? InterfaceName(fields[1]) : nil
+            case "uplink":
+                guard fields.count >= 12, let interface = InterfaceName(fields[1]),
+                      let kind = InterfaceKind(rawValue: fields[2]), let verdict = Verdict(rawValue: fields[3]),
+                      let since = Int(fields[5]), validTimes.contains(since),
+                      let bytes = Int(fields[8]), bytes >= 0 else {
+                    throw DecodeError(line: lineNumber, message: "malformed uplink line")
+                }
+                state.uplinks.append(UplinkStatus(
+                    interface: interface, kind: kind, verdict: verdict, reason: Reason(token: fields[4]), sinceWallSeconds: since,
+                    ipv4: Verdict(rawValue: fields[6]), ipv6: Verdict(rawValue: fields[7]), bytesToday: bytes,
+                    budgetBytes: Int(fields[9]), budgetExhausted: fields[10] == "yes",
+                    portalURL: fields[11] == "-" ? nil : fields[11],
+                    // Columns 13 to 15 came later: a file without them still reads.
+                    ipv4Reason: fields.count > 12 && fields[12] != "-" ? Reason(token: fields[12]) : nil,
+                    ipv6Reason: fields.count > 13 && fields[13] != "-" ? Reason(token: fields[13]) : nil,
+                    dnsSource: fields.count > 14 ? DNSSource(rawValue: fields[14]) : nil))
+            default:
+                continue
+            }
+        }
+        guard sawFormat else { throw DecodeError(line: 0, message: "no 'format' line: not an uplinkd state file") }
+        return state
+    }
+
+    /// Seconds since the epoch that make sense (readers subtract them from now).
+    static let validTimes = 0...(Int(Int32.max) * 64)
+
+    static func timestamp(_ fields: [String], line: Int) throws(DecodeError) -> Int {
+        guard fields.count > 1, let value = Int(fields[1]), validTimes.contains(value) else {
+            throw DecodeError(line: line, message: "malformed time")
+        }
+        return value
+    }
+
+    /// A portal URL comes from the network: percent-encoded so it stays one field.
+    static func urlToken(_ url: String) -> String {
+        let safe = PortalHints.safeURL(url)
+        return safe.isEmpty ? "-" : safe
+    }
+}

@@ -1,0 +1,70 @@
+/// The few text helpers the core needs, in one place: the standard library lacks them
+/// and Foundation (which has some) is not linked.
+extension StringProtocol {
+    /// The text without leading and trailing spaces, tabs, CR and LF.
+    public var trimmingWhitespace: String {
+        // "\r\n" is a single Character in Swift, equal to neither "\r" nor "\n".
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
+        guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
+        let last = lastIndex(where: { !isSpace($0) })!
+        return String(self[first...last])
+    }
+}
+
+extension String {
+    /// The string with control and non-ASCII characters escaped, for error messages
+    /// that quote untrusted input.
+    public var printableEscaped: String {
+        var result = ""
+        for scalar in unicodeScalars {
+            if scalar.value >= 0x20 && scalar.value < 0x7f {
+                result.unicodeScalars.append(scalar)
+            } else {
+                result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            }
+        }
+        return result
+    }
+
+    /// Control characters replaced, so text from a child process or the network
+    /// cannot forge log lines.
+    public var printableForLog: String {
+        String(unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : Character($0) })
+    }
+
+    /// Splits on a multi-character separator (the standard library's split takes one
+    /// element; Foundation's components(separatedBy:) is not linked into the core).
+    func components(separatedByString separator: String) -> [String] {
+        var result: [String] = []
+        var remaining = self[...]
+        while let range = remaining.firstRange(of: separator) {
+            result.append(String(remaining[..<range.lowerBound]))
+            remaining = remaining[range.upperBound...]
+        }
+        result.append(String(remaining))
+        return result
+    }
+
+    /// The string without any of `characters` at either end.
+    func trimmingCharacters(_ characters: String) -> String {
+        var text = Substring(self)
+        while let first = text.first, characters.contains(first) { text = text.dropFirst() }
+        while let last = text.last, characters.contains(last) { text = text.dropLast() }
+        return String(text)
+    }
+
+    /// Every byte outside printable ASCII (and the space) as %XX, so text from the
+    /// network stays one safe token in logs, environments and state-file fields.
+    func percentEncodingUnsafeBytes(limit: Int) -> String {
+        var result = ""
+        for byte in utf8.prefix(limit) {
+            if byte > 0x20 && byte < 0x7f {
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                result += "%" + (hex.count == 1 ? "0" : "") + hex
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,20 @@
+/// Which interfaces are uplinks.
+public enum UplinkSelection: Sendable, Equatable {
+    /// Interfaces with a default route, or of kind wifi or wwan; never loopback; virtual
+    /// links (veth, bridge, tunnels, ...) only with a default route.
+    case automatic
+    /// Exactly these interfaces.
+    case listed([InterfaceName])
+
+    public func isUplink(_ facts: LinkFacts, kind: InterfaceKind) -> Bool {
+        switch self {
+        case .listed(let names):
+            return names.contains(facts.name)
+        case .automatic:
+            if facts.isLoopback { return false }
+            if !facts.defaultRoutes.isEmpty { return true }
+            if facts.linkType != nil { return false }
+            return kind == .wifi || kind == .wwan
+        }
+    }
+}

@@ -1,0 +1,166 @@
+/// Parsers for the value types of the configuration.
+public enum ValueParser {
+    /// "5s", "500ms", "1m"; a unit is required so nobody guesses.
+    public static func duration(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
+        let units: [(String, Int)] = [("ms", 1), ("s", 1_000), ("m", 60_000)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            let number = text.dropLast(suffix.count).trimmingWhitespace
+            guard let value = Int(number) else { break }
+            let milliseconds = value.multipliedReportingOverflow(by: scale)
+            guard !milliseconds.overflow, range.contains(milliseconds.partialValue) else {
+                throw ValueError("'\(text)' is outside \(range.lowerBound)ms to \(range.upperBound)ms")
+            }
+            return milliseconds.partialValue
+        }
+        throw ValueError("expected a duration with a unit, such as 5s or 500ms; got '\(text.printableEscaped)'")
+    }
+
+    /// "50%" or "50", 1 to 100.
+    public static func percent(_ text: String) throws(ValueError) -> Int {
+        let number = text.hasSuffix("%") ? String(text.dropLast()).trimmingWhitespace : text
+        guard let value = Int(number), (1...100).contains(value) else {
+            throw ValueError("expected a percentage from 1% to 100%, got '\(text.printableEscaped)'")
+        }
+        return value
+    }
+
+    /// "4096", "4KiB", "1MiB".
+    public static func byteCount(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
+        var number = text
+        var scale = 1
+        for (suffix, multiplier) in [("KiB", 1 << 10), ("MiB", 1 << 20)] where text.hasSuffix(suffix) {
+            number = String(text.dropLast(3)).trimmingWhitespace
+            scale = multiplier
+        }
+        let bytes = Int(number).map { $0.multipliedReportingOverflow(by: scale) }
+        guard let bytes, !bytes.overflow, range.contains(bytes.partialValue) else {
+            throw ValueError("expected a size from \(range.lowerBound) to \(range.upperBound) bytes (e.g. 4096 or 4KiB), got '\(text.printableEscaped)'")
+        }
+        return bytes.partialValue
+    }
+
+    /// A whole number in a range.
+    public static func count(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw ValueError("expected a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text.printableEscaped)'")
+        }
+        return value
+    }
+
+    /// "off" or a size such as 5MiB (1 KiB to 1 TiB).
+    public static func optionalBudget(_ text: String) throws(ValueError) -> Int? {
+        if text == "off" { return nil }
+        return try byteCount(text, range: 1_024...(1 << 40))
+    }
+
+    /// An absolute path without "..", so a configuration cannot point outside where it says.
+    public static func absolutePath(_ text: String) throws(ValueError) -> String {
+        guard text.hasPrefix("/"), !text.split(separator: "/").contains(".."),
+              !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+            throw ValueError("expected an absolute path without '..', got '\(text.printableEscaped)'")
+        }
+        return text
+    }
+
+    /// IP addresses separated by spaces or commas; unspecified and multicast refused.
+    public static func addressList(_ text: String, at counts: ClosedRange<Int>) throws(ValueError) -> [IPAddress] {
+        let words = list(text)
+        guard counts.contains(words.count) else {
+            throw ValueError("expected \(counts.lowerBound) to \(counts.upperBound) IP addresses, got \(words.count)")
+        }
+        var addresses: [IPAddress] = []
+        for word in words {
+            guard let address = IPAddress(word), !address.isUnspecified else {
+                throw ValueError("'\(word.printableEscaped)' is not an IPv4 or IPv6 address")
+            }
+            addresses.append(address)
+        }
+        return addresses
+    }
+
+    /// Words separated by spaces, tabs or commas.
+    public static func list(_ text: String) -> [String] {
+        text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
+    }
+
+    /// "auto", or interface names separated by spaces or commas.
+    public static func uplinkSelection(_ text: String) throws(ValueError) -> UplinkSelection {
+        if text == "auto" { return .automatic }
+        let words = list(text)
+        guard !words.isEmpty else { throw ValueError("expected 'auto' or a list of interface names") }
+        var names: [InterfaceName] = []
+        for word in words { names.append(try interfaceName(word)) }
+        return .listed(names)
+    }
+
+    /// A valid interface name (see `InterfaceName`).
+    public static func interfaceName(_ text: String) throws(ValueError) -> InterfaceName {
+        if let problem = InterfaceName.problem(with: text) { throw ValueError(problem) }
+        return InterfaceName(text)!
+    }
+
+    /// A DNS name that is not an address literal.
+    public static func hostName(_ text: String) -> String? {
+        IPAddress(text) == nil && HostName.isValid(text) ? text : nil
+    }
+
+    /// Kinds and/or interface names, best first (`priority`).
+    public static func priority(_ text: String) throws(ValueError) -> [PriorityEntry] {
+        let words = list(text)
+        guard !words.isEmpty else { throw ValueError("expected kinds and/or interface names, best first") }
+        var entries: [PriorityEntry] = []
+        for word in words {
+            if let kind = InterfaceKind(rawValue: word) {
+                entries.append(.kind(kind))
+            } else {
+                entries.append(.interface(try interfaceName(word)))
+            }
+        }
+        return entries
+    }
+
+    /// `ethernet`, `wifi`, `wwan` or `other`.
+    public static func kind(_ text: String) throws(ValueError) -> InterfaceKind {
+        guard let kind = InterfaceKind(rawValue: text) else {
+            throw ValueError("expected one of \(InterfaceKind.allCases.map(\.rawValue).joined(separator: ", ")); got '\(text.printableEscaped)'")
+        }
+        return kind
+    }
+
+    public static func boolean(_ text: String) throws(ValueError) -> Bool {
+        switch text.lowercased() {
+        case "yes", "true", "on": return true
+        case "no", "false", "off": return false
+        default: throw ValueError("expected yes or no, got '\(text.printableEscaped)'")
+        }
+    }
+
+    /// A value as written: plain to the end of the line, or double-quoted to keep
+    /// leading or trailing spaces, with \" \\ \n \t escapes.
+    public static func unquote(_ raw: String) throws(ValueError) -> String {
+        guard raw.hasPrefix("\"") else { return raw }
+        guard raw.count >= 2, raw.hasSuffix("\"") else { throw ValueError("unterminated quoted value") }
+        var result = ""
+        var escaping = false
+        for character in raw.dropFirst().dropLast() {
+            if escaping {
+                switch character {
+                case "n": result.append("\n")
+                case "t": result.append("\t")
+                case "\\": result.append("\\")
+                case "\"": result.append("\"")
+                default: throw ValueError("unknown escape '\\\(character)' in quoted value")
+                }
+                escaping = false
+            } else if character == "\\" {
+                escaping = true
+            } else if character == "\"" {
+                throw ValueError("a '\"' inside a quoted value must be written \\\"")
+            } else {
+                result.append(character)
+            }
+        }
+        if escaping { throw ValueError("quoted value ends with a lone backslash") }
+        return result
+    }
+}

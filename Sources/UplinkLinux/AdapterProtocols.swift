@@ -1,0 +1,44 @@
+import UplinkCore
+
+// The seams between the agent and the system: each adapter the agent drives is behind
+// one small protocol, so Swift tests can run the agent's own code (reload, the kind
+// cache, re-probing after a portal hook, draining on stop) with fakes and a manual
+// clock, without root. The Linux adapters are the only production conformances.
+
+/// Sends one HTTP probe. `completion` runs exactly once, on the loop, whatever happens
+/// (a probe that cannot even start reports a failure).
+public protocol ProbeSending: AnyObject {
+    func send(_ request: ProbeRequest, settings: ProbeSettings, completion: @escaping (ProbeResult) -> Void)
+}
+
+/// Resolves a name through given servers, bound to an interface (nil: unbound).
+/// `completion` runs exactly once, on the loop, within about `timeoutMilliseconds`.
+public protocol NameResolving: AnyObject {
+    func resolve(_ name: String, family: AddressFamily, interface: InterfaceName?, servers: [IPAddress],
+                 timeoutMilliseconds: Int, completion: @escaping (Result<[IPAddress], DNSFailure>) -> Void)
+}
+
+/// Where hook events go: the hook runner, or a recorder in tests.
+public protocol HookSink: AnyObject {
+    /// Called on the loop when every hook of an event has run.
+    var onEventFinished: ((HookEvent) -> Void)? { get set }
+    func enqueue(_ event: HookEvent)
+    /// Drops queued events, lets a running hook finish, then calls `completion`.
+    func drain(then completion: @escaping () -> Void)
+    func reconfigure(directory: String, timeoutMilliseconds: Int)
+}
+
+/// Tells an interface's kind (sysfs, or a fake tree in tests).
+public protocol KindReading {
+    func kind(of name: InterfaceName, configured: InterfaceKind?) -> InterfaceKind
+}
+
+/// The kernel's interfaces, followed live. A source calls the handler it was made
+/// with after each batch of changes.
+public protocol LinkSource: AnyObject {
+    var links: [Int: LinkFacts] { get }
+}
+
+/// Receives each batch of link events, `resynced` true after an overflow re-dump, and
+/// the state after the batch.
+public typealias LinkHandler = (_ events: [LinkEvent], _ resynced: Bool, _ links: [Int: LinkFacts]) -> Void

@@ -1,0 +1,102 @@
+import UplinkCore
+
+/// What `uplinkd check` was asked to do.
+struct CheckArguments {
+    var interfaces: [InterfaceName] = []
+    var json = false
+    var helpRequested = false
+    var verbose = false
+    var configPath: String?
+    var timeoutMilliseconds: Int?
+    var thresholdPercent: Int?
+    /// Probes given with --url; when any, they replace the configured probe set.
+    var probes: [ProbeSpec] = []
+}
+
+extension CheckArguments {
+    static func parse(_ arguments: ArraySlice<String>) throws(UsageError) -> CheckArguments {
+        var result = CheckArguments()
+        var reader = ArgumentReader(arguments)
+        var draft: ProbeDraft?
+        var probeCount = 0
+
+        func finishProbe() throws(UsageError) {
+            guard let current = draft else { return }
+            probeCount += 1
+            do {
+                result.probes.append(try current.build(name: "url\(probeCount)"))
+            } catch {
+                throw UsageError("--url: \(error.message)")
+            }
+            draft = nil
+        }
+
+        while let (option, inline) = reader.next() {
+            switch option {
+            case "--help", "-h":
+                result.helpRequested = true
+            case "--json":
+                result.json = true
+            case "--verbose", "-v":
+                result.verbose = true
+            case "--config":
+                result.configPath = try reader.value(for: option, inline: inline)
+            case "--timeout":
+                let text = try reader.value(for: option, inline: inline)
+                guard let milliseconds = parseSeconds(text) else {
+                    throw UsageError("--timeout: expected seconds between 0.1 and 60 (e.g. 5 or 2.5), got '\(text.printableEscaped)'")
+                }
+                result.timeoutMilliseconds = milliseconds
+            case "--threshold":
+                let text = try reader.value(for: option, inline: inline)
+                do {
+                    result.thresholdPercent = try ValueParser.percent(text)
+                } catch {
+                    throw UsageError("--threshold: \(error.message)")
+                }
+            case "--url":
+                try finishProbe()
+                var next = ProbeDraft()
+                try apply(&next, key: "url", option: option, value: try reader.value(for: option, inline: inline))
+                draft = next
+            case "--expect-status", "--expect-body", "--expect-contains", "--expect-regex", "--validator":
+                let value = try reader.value(for: option, inline: inline)
+                guard var current = draft else { throw UsageError("\(option) must follow the --url it applies to") }
+                try apply(&current, key: String(option.dropFirst(2)), option: option, value: value)
+                draft = current
+            default:
+                if option.hasPrefix("-") { throw UsageError("unknown option '\(option.printableEscaped)' for check") }
+                if let problem = InterfaceName.problem(with: option) { throw UsageError(problem) }
+                result.interfaces.append(InterfaceName(option)!)
+            }
+        }
+        try finishProbe()
+        if result.helpRequested { return result }
+        if result.interfaces.isEmpty { throw UsageError("check needs at least one interface name") }
+        return result
+    }
+
+    private static func apply(_ draft: inout ProbeDraft, key: String, option: String, value: String) throws(UsageError) {
+        do {
+            try draft.apply(key, value)
+        } catch {
+            throw UsageError("\(option): \(error.message)")
+        }
+    }
+
+    /// "5", "2.5" or "500ms" into milliseconds, 100 ms to 60 s.
+    static func parseSeconds(_ text: String) -> Int? {
+        if text.hasSuffix("ms") || text.hasSuffix("s") || text.hasSuffix("m") {
+            return try? ValueParser.duration(text, range: 100...60_000)
+        }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let whole = Int(parts[0]), whole >= 0, whole <= 60 else { return nil }
+        var milliseconds = whole * 1_000
+        if parts.count == 2 {
+            let fraction = parts[1]
+            guard !fraction.isEmpty, fraction.count <= 3, let value = Int(fraction), value >= 0 else { return nil }
+            milliseconds += value * [100, 10, 1][fraction.count - 1]
+        }
+        return (100...60_000).contains(milliseconds) ? milliseconds : nil
+    }
+}

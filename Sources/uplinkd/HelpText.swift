@@ -1,0 +1,52 @@
+/// `uplinkd --help`: every command and option in one screen.
+let helpText = """
+usage: uplinkd check IFACE... [options]
+       uplinkd links [--json] [--all] [--watch] [--config FILE]
+       uplinkd run [--config FILE] [--state FILE] [--hooks-dir DIR] [--verbose]
+       uplinkd status [--json] [--state FILE]
+       uplinkd --version | --help
+
+Decides for each named interface whether it reaches the internet, probing over HTTP
+through that interface only (SO_BINDTODEVICE), without a running agent.
+
+check options:
+  --json                 one JSON object per interface, one per line
+  --config FILE          configuration file (default /etc/uplinkd/uplinkd.conf if it
+                         exists, else built-in defaults); FILE must exist
+  --timeout SECONDS      time limit of each probe (default 5; e.g. 2.5 or 500ms)
+  --threshold PERCENT    share of probes that must validate for online (default 50)
+  --url URL              probe URL; repeat for several. Replaces the configured probes.
+                         Options that follow apply to the last --url:
+    --expect-status N      expected HTTP status (default 204, or 200 with a body check)
+    --expect-body TEXT     body equals TEXT (surrounding whitespace ignored)
+    --expect-contains TEXT body contains TEXT
+    --expect-regex REGEX   body matches REGEX
+    --validator "PATH ARG..."  external validator: body on stdin, exit 0 = valid
+  --verbose, -v          log what is being done on stderr
+
+links options:
+  --json                 one JSON object per interface (and per event), one per line
+  --all                  every interface, not only uplinks (each marked "uplink")
+  --watch                after the list, print link events as the kernel reports them
+                         until TERM or INT: appeared, disappeared, renamed, admin-up,
+                         admin-down, carrier-up, carrier-down, address-added,
+                         address-removed, route-added, route-removed (default routes),
+                         resync (after a netlink overflow); each with the link verdict
+  --config FILE          as for check ([uplinks], [links], [interface NAME])
+
+run: the agent in the foreground. Probes every uplink (at once on link events, every
+  [agent] interval while stable, faster while suspect), keeps verdicts with
+  hysteresis, picks the primary uplink, writes the state file (default
+  /run/uplinkd/state) and runs the hooks of /etc/uplinkd/hooks.d on every verdict
+  and primary change. TERM/INT: finish a running hook, write the final state, exit
+  0. HUP: reload the configuration (an invalid one is reported and ignored).
+  --verbose once for info, twice for debug logging.
+
+status: the state file as written by run: primary, each uplink's verdict, reason,
+  since when, probe bytes; how old the data is and whether the agent still runs.
+  Exit status 69 when there is no readable state file.
+
+check exit status (one interface): 0 online, 1 captive, 2 limited, 3 down or no such
+interface; several interfaces: the highest of theirs. 64 usage error,
+78 configuration error, 70 internal error.
+"""

@@ -1,0 +1,60 @@
+import Glibc
+import UplinkCore
+import UplinkLinux
+
+/// `uplinkd status [--json] [--state FILE]`: reads the state file, with or without a
+/// running agent, and says how old it is.
+enum StatusCommand {
+    static func run(_ arguments: ArraySlice<String>) -> Int32 {
+        var json = false
+        var path = AgentPolicy().stateFilePath
+        let early = ArgumentReader.readOptions(arguments, for: "status") { option, inline, reader throws(UsageError) in
+            switch option {
+            case "--json": json = true
+            case "--state": path = try pathValue(option, try reader.value(for: option, inline: inline))
+            default: return false
+            }
+            return true
+        }
+        if let early { return early }
+        let state: AgentState
+        do {
+            let bytes = try SmallFile.readAll(path, limit: 1 << 20)
+            state = try StateFileFormat.decode(String(decoding: bytes, as: UTF8.self))
+        } catch let error as SystemError {
+            printError("cannot read state file \(path): \(error); is 'uplinkd run' running?")
+            return ExitStatus.unavailable
+        } catch {
+            printError("state file \(path): \(error)")
+            return ExitStatus.unavailable
+        }
+        let now = Int(time(nil))
+        let age = max(0, now - state.writtenWallSeconds)
+        let running = !state.stopped && state.pid > 0 && (kill(pid_t(state.pid), 0) == 0 || errno == EPERM)
+        if json {
+            guard case .object(var members) = state.json else { return ExitStatus.software }
+            members.insert(("age_seconds", .int(age)), at: 2)
+            members.insert(("agent_running", .bool(running)), at: 3)
+            print(JSONValue.object(members).serialized())
+        } else {
+            print("primary: \(state.primary?.value ?? "none")")
+            print("written \(age) s ago by pid \(state.pid) (\(running ? "running" : "not running"))")
+            for uplink in state.uplinks {
+                var line = "\(uplink.interface): \(uplink.verdict.rawValue) (\(uplink.kind.rawValue), \(uplink.reason.rawValue)) since \(max(0, now - uplink.sinceWallSeconds)) s ago"
+                if let portal = uplink.portalURL { line += ", portal \(portal)" }
+                if let v4 = uplink.ipv4, let v6 = uplink.ipv6 {
+                    line += ", ipv4 \(v4.rawValue) (\(uplink.ipv4Reason?.rawValue ?? "-")), ipv6 \(v6.rawValue) (\(uplink.ipv6Reason?.rawValue ?? "-"))"
+                }
+                if let source = uplink.dnsSource {
+                    line += ", dns from \(source.rawValue)" + (source.isPerUplink ? "" : " (not per-uplink)")
+                }
+                line += ", \(uplink.bytesToday) probe bytes today"
+                if let budget = uplink.budgetBytes {
+                    line += " of \(budget)" + (uplink.budgetExhausted ? " (budget spent: probing on link events only)" : "")
+                }
+                print(line)
+            }
+        }
+        return 0
+    }
+}

@@ -1,0 +1,68 @@
+import Testing
+import UplinkCore
+import UplinkTestSupport
+
+@Suite("State file format")
+struct StateFileTests {
+    @Test func roundTrip() throws {
+        let state = AgentState(primary: "eth0", uplinks: [
+            UplinkStatus(interface: "eth0", kind: .ethernet, verdict: .online, reason: .validated, sinceWallSeconds: 100,
+                         ipv4: .online, bytesToday: 2_345, ipv4Reason: .validated, dnsSource: .dhclient),
+            UplinkStatus(interface: "wwan0", kind: .wwan, verdict: .captive, reason: .redirect, sinceWallSeconds: 200,
+                         ipv4: .captive, ipv6: .limited, bytesToday: 9, budgetBytes: 1_048_576, budgetExhausted: true,
+                         portalURL: "http://portal.example/login?a=1", ipv4Reason: .redirect, ipv6Reason: .dnsFailed,
+                         dnsSource: .resolvConf),
+        ], writtenWallSeconds: 300, pid: 4242)
+        let text = StateFileFormat.encode(state)
+        #expect(text.contains("\nprimary eth0\n"))
+        #expect(text.contains("\nuplink eth0 ethernet online validated 100 online - 2345 - no - validated - dhclient\n"))
+        #expect(text.contains("\nuplink wwan0 wwan captive redirect 200 captive limited 9 1048576 yes http://portal.example/login?a=1 redirect dns-failed resolv.conf\n"))
+        #expect(try StateFileFormat.decode(text) == state)
+    }
+
+    @Test func linesWithoutTheLaterColumnsStillRead() throws {
+        let decoded = try StateFileFormat.decode("format 1\nuplink eth0 ethernet online validated 100 online - 2345 - no -\n")
+        #expect(decoded.uplinks.first?.ipv4 == .online)
+        #expect(decoded.uplinks.first?.ipv4Reason == nil)
+        #expect(decoded.uplinks.first?.dnsSource == nil)
+    }
+
+    @Test func statusJSONGivesEachFamilyItsVerdictAndReason() {
+        let state = AgentState(primary: "eth0", uplinks: [
+            UplinkStatus(interface: "eth0", kind: .ethernet, verdict: .online, reason: .validated, sinceWallSeconds: 1,
+                         ipv4: .online, ipv6: .limited, ipv4Reason: .validated, ipv6Reason: .timeout, dnsSource: .resolvConf),
+        ], writtenWallSeconds: 1, pid: 1)
+        let json = state.json.serialized()
+        #expect(json.contains(#""families":{"ipv4":{"verdict":"online","reason":"validated"},"ipv6":{"verdict":"limited","reason":"timeout"}}"#))
+        #expect(json.contains(#""dns_source":"resolv.conf","dns_per_uplink":false"#))
+    }
+
+    @Test func portalURLFromTheNetworkStaysOneField() throws {
+        let state = AgentState(primary: nil, uplinks: [
+            UplinkStatus(interface: "wlan0", kind: .wifi, verdict: .captive, reason: .redirect, sinceWallSeconds: 1,
+                         portalURL: "http://p.example/a b\nuplink evil"),
+        ], writtenWallSeconds: 1, pid: 1, stopped: true)
+        let text = StateFileFormat.encode(state)
+        #expect(text.contains("http://p.example/a%20b%0Auplink%20evil"))
+        let decoded = try StateFileFormat.decode(text)
+        #expect(decoded.uplinks.count == 1)
+        #expect(decoded.primary == nil)
+        #expect(decoded.stopped)
+    }
+
+    @Test func unknownLinesAreIgnoredAndOtherFormatsRefused() throws {
+        let text = "format 1\nfuture-key 7\nprimary -\n"
+        #expect(try StateFileFormat.decode(text).uplinks.isEmpty)
+        #expect(throws: StateFileFormat.DecodeError.self) { try StateFileFormat.decode("format 2\n") }
+        #expect(throws: StateFileFormat.DecodeError.self) { try StateFileFormat.decode("hello\n") }
+    }
+
+    @Test func writtenTimeAndPidDoNotCountAsAChange() {
+        let a = AgentState(primary: "eth0", uplinks: [], writtenWallSeconds: 1, pid: 1)
+        var b = a
+        b.writtenWallSeconds = 99
+        #expect(a.sameContent(as: b))
+        b.primary = nil
+        #expect(!a.sameContent(as: b))
+    }
+}

@@ -1,0 +1,123 @@
+import Glibc
+import Testing
+import UplinkCore
+import UplinkLinux
+import UplinkTestSupport
+
+/// The agent's own code (not the core's decisions, which the core tests cover): how it
+/// wires link batches, rounds, hooks, reloads and shutdown, driven through fakes with a
+/// manual clock, without root.
+@Suite("Agent runtime")
+struct AgentRuntimeTests {
+    @Test func probesAtStartPublishesTheVerdictAndProbesAgainAfterTheInterval() throws {
+        let harness = try AgentHarness([usableLink("eth0", index: 2)])
+        harness.prober.outcomes["eth0"] = validated
+        try harness.agent.start()
+        try harness.advance(10)
+        #expect(harness.prober.requests(on: "eth0") == 1)
+        #expect(harness.verdict("eth0") == .online)
+        #expect(harness.state?.primary == "eth0")
+        try harness.advance(59_000)
+        #expect(harness.prober.requests(on: "eth0") == 1)
+        try harness.advance(1_100)
+        #expect(harness.prober.requests(on: "eth0") == 2)
+        #expect(harness.resolver.calls == 0)
+    }
+
+    @Test func carrierLossIsDownAtOnceAndCarrierBackProbesAtOnce() throws {
+        let harness = try AgentHarness([usableLink("eth0", index: 2)])
+        harness.prober.outcomes["eth0"] = validated
+        try harness.agent.start()
+        try harness.advance(10)
+        harness.links.set([usableLink("eth0", index: 2, carrier: false)])
+        #expect(harness.verdict("eth0") == .down)
+        #expect(harness.state?.primary == nil)
+        #expect(harness.hooks.events.map(\.kind) == [.verdict, .primary, .verdict, .primary])
+        harness.links.set([usableLink("eth0", index: 2)])
+        try harness.advance(10)
+        #expect(harness.prober.requests(on: "eth0") == 2)
+        #expect(harness.verdict("eth0") == .online)
+    }
+
+    @Test func kindsAreReadOncePerInterfaceAgainAfterARenameAndAfterAReload() throws {
+        let harness = try AgentHarness([usableLink("eth0", index: 2), usableLink("wwan0", index: 3)])
+        try harness.agent.start()
+        for metric in [100, 200, 300] {
+            var eth0 = usableLink("eth0", index: 2)
+            eth0.defaultRoutes = [defaultRoute(.ipv4, via: "10.0.2.1", metric: metric)]
+            harness.links.set([eth0, usableLink("wwan0", index: 3)])
+        }
+        #expect(harness.kinds.reads == ["eth0": 1, "wwan0": 1])
+        harness.links.set([usableLink("lan0", index: 2), usableLink("wwan0", index: 3)])
+        #expect(harness.kinds.reads == ["eth0": 1, "lan0": 1, "wwan0": 1])
+        harness.agent.apply(AgentHarness.configuration())
+        #expect(harness.kinds.reads == ["eth0": 1, "lan0": 2, "wwan0": 2])
+    }
+
+    @Test func reloadRefusesABrokenFileAndAppliesAGoodOne() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let probes = "[check]\ndefault-probes = no\n[probe lab]\nurl = http://192.0.2.80/generate_204\n"
+        let agent = "[agent]\nfailures-to-leave-online = 1\nsuccesses-to-return = 1\nhold-down = 0s\n"
+        try directory.write("uplinkd.conf", probes + agent)
+        let loader = ConfigurationLoader(explicitPath: "\(directory.path)/uplinkd.conf")
+        let harness = try AgentHarness([usableLink("eth0", index: 2), usableLink("wwan0", index: 3)],
+                                       configuration: try loader.load(), loader: loader)
+        harness.prober.outcomes["eth0"] = validated
+        harness.prober.outcomes["wwan0"] = validated
+        try harness.agent.start()
+        try harness.advance(10)
+        #expect(harness.state?.primary == "eth0")
+
+        try directory.write("uplinkd.conf", probes + agent + "priority = wwan ethernet\ncolour = blue\n")
+        harness.agent.reload()
+        try harness.advance(10)
+        #expect(harness.state?.primary == "eth0")
+
+        try directory.write("uplinkd.conf", probes + agent + "priority = wwan ethernet\n")
+        harness.agent.reload()
+        try harness.advance(10)
+        #expect(harness.state?.primary == "wwan0")
+    }
+
+    @Test func aFinishedPortalHookProbesThatUplinkAgainAtOnce() throws {
+        let harness = try AgentHarness([usableLink("wlan0", index: 4)])
+        harness.prober.outcomes["wlan0"] = portal
+        harness.hooks.hold()
+        try harness.agent.start()
+        try harness.advance(10)
+        #expect(harness.verdict("wlan0") == .captive)
+        #expect(harness.prober.requests(on: "wlan0") == 1)
+        // The login hook worked: the next probe validates, long before the interval.
+        harness.prober.outcomes["wlan0"] = validated
+        harness.hooks.finish()
+        try harness.advance(10)
+        #expect(harness.prober.requests(on: "wlan0") == 2)
+        #expect(harness.verdict("wlan0") == .online)
+    }
+
+    @Test func stopWaitsForTheRunningHookThenWritesTheFinalState() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let harness = try AgentHarness([usableLink("eth0", index: 2)],
+                                       options: AgentHarness.options(stateFile: "\(directory.path)/state"))
+        harness.prober.outcomes["eth0"] = validated
+        harness.hooks.hold()
+        try harness.agent.start()
+        try harness.advance(10)
+        #expect(directory.read("state")?.contains("state running") == true)
+
+        harness.agent.stop(reason: "test")
+        try harness.advance(100)
+        #expect(!harness.loop.isStopping)
+        #expect(directory.read("state")?.contains("state running") == true)
+        // Link changes after stop start no round.
+        harness.links.set([usableLink("eth0", index: 2, carrier: false)])
+        harness.hooks.finish()
+        #expect(harness.loop.isStopping)
+        let final = try #require(directory.read("state"))
+        #expect(final.contains("state stopped"))
+        #expect(final.contains("uplink eth0 ethernet online"))
+        #expect(harness.prober.requests(on: "eth0") == 1)
+    }
+}
