@@ -1,7 +1,13 @@
 #define _GNU_SOURCE
 #include "linux_shim.h"
 
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
 #include <unistd.h>
 
 int uplinkd_pidfd_open(pid_t pid) {
@@ -10,4 +16,29 @@ int uplinkd_pidfd_open(pid_t pid) {
 
 int uplinkd_pipe2(int fds[2], int flags) {
     return pipe2(fds, flags);
+}
+
+int uplinkd_tcp_totals(int fd, struct uplinkd_tcp_totals *totals) {
+    struct tcp_info info;
+    socklen_t length = sizeof info;
+    memset(&info, 0, sizeof info);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return -1;
+    if (length < offsetof(struct tcp_info, tcpi_bytes_retrans)) {
+        errno = ENOTSUP;
+        return -1;
+    }
+    struct sockaddr_storage local;
+    socklen_t local_length = sizeof local;
+    int ipv6 = getsockname(fd, (struct sockaddr *)&local, &local_length) == 0 && local.ss_family == AF_INET6;
+    unsigned int header = (ipv6 ? 40 : 20) + 20 + ((info.tcpi_options & TCPI_OPT_TIMESTAMPS) ? 12 : 0);
+    /* A SYN carries 8 more option bytes (MSS, SACK permitted, window scale) than the
+     * segments after it; both directions sent one if the connection was made. */
+    unsigned int syn_options = info.tcpi_segs_in > 0 ? 8 : 0;
+    totals->ip_bytes_sent = info.tcpi_bytes_sent + (unsigned long long)info.tcpi_segs_out * header + 8;
+    totals->ip_bytes_received = info.tcpi_bytes_received + (unsigned long long)info.tcpi_segs_in * header + syn_options;
+    totals->segments_sent = info.tcpi_segs_out;
+    totals->segments_received = info.tcpi_segs_in;
+    totals->header_bytes = header;
+    totals->rtt_us = info.tcpi_rtt;
+    return 0;
 }

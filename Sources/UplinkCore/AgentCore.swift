@@ -1,7 +1,27 @@
-/// The agent's decisions, free of I/O: which uplinks exist, when each is probed, what
-/// each verdict is, which uplink is primary, and what hooks must hear. The runtime
-/// feeds it link states, finished probe rounds and the time, and carries out the
-/// actions it returns.
+/// One interface the agent should treat as an uplink, as the adapters saw it.
+public struct ObservedUplink: Sendable, Equatable {
+    public var facts: LinkFacts
+    public var kind: InterfaceKind
+    /// Its DHCP lease carries the vendor option that says "metered" (ANDROID_METERED).
+    public var leaseSaysMetered: Bool
+
+    public init(facts: LinkFacts, kind: InterfaceKind, leaseSaysMetered: Bool = false) {
+        self.facts = facts
+        self.kind = kind
+        self.leaseSaysMetered = leaseSaysMetered
+    }
+}
+
+/// The agent's decisions, free of I/O: which uplinks exist, when each is probed and
+/// how (light, full or verification rounds), what each verdict is, which uplink is
+/// primary, and what hooks must hear. The runtime feeds it link states, finished
+/// rounds, the primary's packet counters and the time, and carries out the actions it
+/// returns.
+///
+/// Cheap evidence first: link events and the primary's own traffic make an uplink
+/// suspect at no cost; while an uplink is online and nothing is suspect a round is one
+/// light probe per family; any doubt starts a full round, and only a full round (the
+/// quorum of the probe set) takes an uplink out of `online`.
 public struct AgentCore: Sendable {
     /// What the runtime must do.
     public enum Action: Sendable, Equatable {
@@ -10,23 +30,69 @@ public struct AgentCore: Sendable {
         case runHook(HookEvent)
     }
 
+    /// Time limits of rounds on an online uplink never go below these: a healthy
+    /// exchange needs at least a few round trips, and Linux retransmits a lost SYN
+    /// after one second.
+    public static let exchangeFloorMilliseconds = 1_000
+    public static let lookupFloorMilliseconds = 500
+    /// Answered traffic postpones at most this many light rounds in a row, so a portal
+    /// that appears on a busy primary is still found.
+    public static let maximumSkippedLightRounds = 5
+    /// After a passive alarm that a full round disproved, alarms pause for this long,
+    /// doubling up to the maximum (one-way traffic must not cost a round every second).
+    public static let falseAlarmPauseMilliseconds = 10_000...300_000
+
     struct Uplink: Sendable {
         var name: InterfaceName
         var index: Int
         var kind: InterfaceKind
         var link: LinkEvaluator.Result
+        var metered: Bool
+        var leaseSaysMetered: Bool
+        var settings: ProbingSettings
         var machine: VerdictMachine
         var schedule: ProbeSchedule
-        /// Generation of the round in flight, if any: a round is accepted only while it
-        /// is still the uplink's current one, so a round started before a link change
-        /// cannot decide after it.
-        var roundInFlight: Int?
-        /// The next round was asked for by a link event (allowed over budget).
+        /// The round in flight, if any: a round is accepted only while it is still the
+        /// uplink's current one, so a round started before a link change cannot decide
+        /// after it.
+        var round: (generation: Int, purpose: RoundPurpose)?
+        /// The next round was asked for by a link event or a hook (allowed over budget).
         var linkTriggered = false
         /// A round was asked for while one was in flight: start another right after.
         var probeAgain = false
+        /// Something is in doubt: the next round is a full one.
+        var doubt = false
+        /// The doubt came from a passive alarm (a validated full round disproves it).
+        var alarmPending = false
         /// Where the last round found the uplink's DNS servers.
         var dnsSource: DNSSource?
+        /// When a round last validated (light, verification or full).
+        var lastValidatedMilliseconds: Int?
+        /// When the last round of any purpose finished.
+        var lastRoundMilliseconds: Int?
+        var exchangeTimes = RoundTripEstimator()
+        var lookupTimes = RoundTripEstimator()
+        var answers = DNSAnswerCache()
+        /// Next probe of the set for a light round.
+        var lightRotation = 0
+        /// Probes that failed while their full round validated (blocked or
+        /// allow-listed endpoints): light rounds skip them until they validate again.
+        var sidelined: Set<String> = []
+        /// A verification round is wanted (a backup about to take over, or the one that
+        /// would if the primary failed).
+        var verifyRequested = false
+        /// A verification probe failed; not a candidate until a full round validates.
+        var verificationFailed = false
+        var traffic = TrafficMonitor()
+        var lastSampleMilliseconds: Int?
+        var lastAnsweredTrafficMilliseconds: Int?
+        /// When a light round was last skipped for answered traffic.
+        var lastSkipMilliseconds: Int?
+        var skippedLightRounds = 0
+        var alarmPauseMilliseconds = AgentCore.falseAlarmPauseMilliseconds.lowerBound
+        var alarmsPausedUntilMilliseconds = 0
+
+        var isOnline: Bool { machine.verdict == .online }
     }
 
     public private(set) var configuration: Configuration
@@ -49,23 +115,35 @@ public struct AgentCore: Sendable {
 
     public func verdict(of name: InterfaceName) -> Assessment? { uplinks[name]?.machine.assessment }
 
-    /// Applies a new configuration (HUP): policy and budgets change, verdicts stay.
+    public func isMetered(_ name: InterfaceName) -> Bool? { uplinks[name]?.metered }
+
+    public func settings(of name: InterfaceName) -> ProbingSettings? { uplinks[name]?.settings }
+
+    /// Applies a new configuration (HUP): settings and budgets change, verdicts stay.
     public mutating func reconfigure(_ configuration: Configuration) {
         self.configuration = configuration
-        for (name, uplink) in uplinks {
-            budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes =
-                configuration.dailyBudgetBytes(of: name, kind: uplink.kind)
+        for name in uplinks.keys { refreshSettings(of: name) }
+    }
+
+    private mutating func refreshSettings(of name: InterfaceName) {
+        guard var uplink = uplinks[name] else { return }
+        uplink.metered = configuration.isMetered(name, kind: uplink.kind, leaseSaysMetered: uplink.leaseSaysMetered)
+        uplink.settings = configuration.probingSettings(for: name, kind: uplink.kind, metered: uplink.metered)
+        budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes = uplink.settings.dailyBudgetBytes
+        // A shorter interval takes effect now, not after the old one ran out.
+        if let last = uplink.lastRoundMilliseconds, let due = uplink.schedule.nextDueMilliseconds,
+           due > last + uplink.settings.intervalMilliseconds {
+            uplink.schedule.postpone(until: last + uplink.settings.intervalMilliseconds)
         }
+        uplinks[name] = uplink
     }
 
     // MARK: inputs
 
-    /// The uplinks as they are now (the selected interfaces with their facts and
-    /// kinds) and the link events since the last call.
-    public mutating func linksChanged(uplinks current: [(facts: LinkFacts, kind: InterfaceKind)],
-                                      events: [LinkEvent], now: Instant) -> [Action] {
+    /// The uplinks as they are now and the link events since the last call.
+    public mutating func linksChanged(uplinks current: [ObservedUplink], events: [LinkEvent], now: Instant) -> [Action] {
         var hooks: [HookEvent] = []
-        let currentNames = Set(current.map { $0.facts.name })
+        let currentNames = Set(current.map(\.facts.name))
 
         let vanished = Set(events.compactMap { event -> InterfaceName? in
             if case .disappeared(let facts) = event { return facts.name } else { return nil }
@@ -80,17 +158,23 @@ public struct AgentCore: Sendable {
             }
         }
 
-        for (facts, kind) in current {
+        for observed in current {
+            let facts = observed.facts
             let name = facts.name
             let link = LinkEvaluator.evaluate(facts)
-            var uplink = uplinks[name] ?? Uplink(
-                name: name, index: facts.index, kind: kind, link: link, machine: VerdictMachine(now: now),
-                schedule: ProbeSchedule(policy: policy))
             let isNew = uplinks[name] == nil
-            budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes =
-                configuration.dailyBudgetBytes(of: name, kind: kind)
-            uplink.kind = kind
+            let metered = configuration.isMetered(name, kind: observed.kind, leaseSaysMetered: observed.leaseSaysMetered)
+            let settings = configuration.probingSettings(for: name, kind: observed.kind, metered: metered)
+            var uplink = uplinks[name] ?? Uplink(
+                name: name, index: facts.index, kind: observed.kind, link: link, metered: metered,
+                leaseSaysMetered: observed.leaseSaysMetered, settings: settings, machine: VerdictMachine(now: now),
+                schedule: ProbeSchedule(settings: settings))
+            uplink.kind = observed.kind
             uplink.index = facts.index
+            uplink.leaseSaysMetered = observed.leaseSaysMetered
+            uplink.metered = metered
+            uplink.settings = settings
+            budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes = settings.dailyBudgetBytes
             let previousLink = uplink.link
             uplink.link = link
             let previous = uplink.machine.verdict
@@ -100,13 +184,28 @@ public struct AgentCore: Sendable {
             switch link {
             case .down:
                 uplink.schedule.stop()
-                uplink.roundInFlight = nil
+                uplink.round = nil
+                uplink.doubt = false
+                uplink.answers.clear()
+                uplink.exchangeTimes.reset()
+                uplink.lookupTimes.reset()
             case .probe:
-                let triggered = events.contains { $0.facts.name == name && AgentCore.canChangeAnswer($0) }
-                if isNew || triggered || previousLink != link {
-                    uplink.roundInFlight = nil
-                    uplink.schedule.probeNow(at: now.monotonicMilliseconds, policy: policy)
+                let touched = events.filter { $0.facts.name == name }
+                if isNew || previousLink != link || touched.contains(where: AgentCore.canChangeAnswer) {
+                    // The link changed under the uplink: what was learned of it may no
+                    // longer hold, and the next round decides afresh.
+                    uplink.answers.clear()
+                    uplink.exchangeTimes.reset()
+                    uplink.lookupTimes.reset()
+                    uplink.round = nil
+                    uplink.doubt = true
+                    uplink.schedule.probeNow(at: now.monotonicMilliseconds, settings: settings)
                     uplink.linkTriggered = true
+                } else if !touched.isEmpty {
+                    // Any other event on the uplink (an extra address gone, a second
+                    // route changed) is a doubt: confirm with a full round.
+                    uplink.answers.clear()
+                    startDoubt(&uplink, now: now.monotonicMilliseconds)
                 }
             }
             uplinks[name] = uplink
@@ -116,43 +215,141 @@ public struct AgentCore: Sendable {
 
     /// A probe round finished. Results of a stale generation only count their bytes.
     public mutating func roundFinished(_ report: CheckReport, generation: Int, now: Instant) -> [Action] {
+        let at = now.monotonicMilliseconds
         // Bytes were spent whatever became of the uplink.
         budgets[report.interface, default: ByteBudget(limitBytes: nil)]
-            .record(report.probes.reduce(0) { $0 + $1.bytes }, at: now.monotonicMilliseconds)
-        guard var uplink = uplinks[report.interface], uplink.roundInFlight == generation else {
+            .record(report.probes.reduce(0) { $0 + $1.bytes }, at: at)
+        guard var uplink = uplinks[report.interface], let round = uplink.round, round.generation == generation else {
             return dueRounds(now: now)
         }
-        uplink.roundInFlight = nil
+        uplink.round = nil
+        uplink.lastRoundMilliseconds = at
         if let dns = report.dns { uplink.dnsSource = dns.source }
+        learn(from: report, into: &uplink, now: at)
+        let validated = report.assessment.verdict == .online
         var actions: [Action] = []
-        let previous = uplink.machine.verdict
-        if uplink.machine.roundFinished(report.assessment, families: report.families, policy: policy, now: now) {
-            actions.append(.runHook(verdictEvent(uplink, previous: previous, now: now)))
-        }
-        if case .probe = uplink.link {
-            uplink.schedule.roundFinished(at: now.monotonicMilliseconds, suspect: uplink.machine.isSuspect,
-                                          online: uplink.machine.verdict == .online, policy: policy)
-            if uplink.probeAgain {
-                uplink.probeAgain = false
-                uplink.schedule.probeNow(at: now.monotonicMilliseconds, policy: policy)
+        switch round.purpose {
+        case .light:
+            // Held when every family the last full round found online still is (an
+            // uplink online over IPv4 with broken IPv6 keeps failing IPv6 quietly).
+            let online = AddressFamily.allCases.filter { uplink.machine.families[$0]?.verdict == .online }
+            let held = validated && online.allSatisfy { report.families[$0]?.verdict == .online }
+            if held {
+                uplink.lastValidatedMilliseconds = at
+                uplink.schedule.roundFinished(at: at, suspect: false, online: true, settings: uplink.settings)
+            } else {
+                uplink.answers.clear()
+                startDoubt(&uplink, now: at)
             }
+        case .verify:
+            if validated {
+                uplink.lastValidatedMilliseconds = at
+                uplink.verificationFailed = false
+                if !uplink.doubt {
+                    uplink.schedule.roundFinished(at: at, suspect: false, online: uplink.isOnline, settings: uplink.settings)
+                }
+            } else {
+                uplink.verificationFailed = true
+                uplink.answers.clear()
+                startDoubt(&uplink, now: at)
+            }
+        case .full:
+            uplink.doubt = false
+            let previous = uplink.machine.verdict
+            if uplink.machine.roundFinished(report.assessment, families: report.families, settings: uplink.settings, now: now) {
+                actions.append(.runHook(verdictEvent(uplink, previous: previous, now: now)))
+            }
+            if validated {
+                uplink.lastValidatedMilliseconds = at
+                uplink.verificationFailed = false
+                // An endpoint that failed while the quorum validated is blocked or
+                // allow-listed: light rounds leave it out until it validates again.
+                let valid = Set(report.probes.filter { $0.judgement == .valid }.map(\.name))
+                uplink.sidelined = Set(report.probes.map(\.name)).subtracting(valid)
+                if uplink.alarmPending {
+                    // The passive alarm was false (one-way traffic): pause alarms a while.
+                    uplink.alarmsPausedUntilMilliseconds = at + uplink.alarmPauseMilliseconds
+                    uplink.alarmPauseMilliseconds = min(uplink.alarmPauseMilliseconds * 2,
+                                                        AgentCore.falseAlarmPauseMilliseconds.upperBound)
+                }
+            } else {
+                uplink.answers.clear()
+                if uplink.alarmPending { uplink.alarmPauseMilliseconds = AgentCore.falseAlarmPauseMilliseconds.lowerBound }
+            }
+            uplink.alarmPending = false
+            if case .probe = uplink.link {
+                uplink.schedule.roundFinished(at: at, suspect: uplink.machine.isSuspect, online: uplink.isOnline,
+                                              settings: uplink.settings)
+            }
+        }
+        if uplink.probeAgain {
+            uplink.probeAgain = false
+            uplink.doubt = true
+            uplink.schedule.probeNow(at: at, settings: uplink.settings)
         }
         uplinks[report.interface] = uplink
         return actions + reselectPrimary(now: now) + dueRounds(now: now)
     }
 
-    /// Probe an uplink at once, outside its schedule (after a portal-login hook, say).
-    /// Allowed over a spent budget, like a link event.
+    /// Probe an uplink at once with a full round, outside its schedule (after a
+    /// portal-login hook, say). Allowed over a spent budget, like a link event.
     public mutating func probeNow(_ name: InterfaceName, now: Instant) -> [Action] {
         guard var uplink = uplinks[name], case .probe = uplink.link else { return [] }
-        if uplink.roundInFlight != nil {
+        if uplink.round != nil {
             uplink.probeAgain = true
         } else {
-            uplink.schedule.probeNow(at: now.monotonicMilliseconds, policy: policy)
+            uplink.doubt = true
+            uplink.schedule.probeNow(at: now.monotonicMilliseconds, settings: uplink.settings)
         }
+        uplink.answers.clear()
         uplink.linkTriggered = true
         uplinks[name] = uplink
         return dueRounds(now: now)
+    }
+
+    /// The uplink whose packet counters the runtime should sample, and when: the
+    /// primary, while online, with stall detection on.
+    public func trafficSampling() -> (interface: InterfaceName, index: Int, delayMilliseconds: Int)? {
+        guard let primary = selector.primary, let uplink = uplinks[primary], uplink.isOnline,
+              uplink.settings.stallWindowMilliseconds != nil else { return nil }
+        return (primary, uplink.index, uplink.traffic.nextSampleMilliseconds)
+    }
+
+    /// The primary's packet counters, sampled. A stall (packets leaving with nothing
+    /// back for the window) starts a full round at once; answered traffic postpones
+    /// light rounds.
+    public mutating func trafficSampled(_ name: InterfaceName, receivedPackets: UInt64, transmittedPackets: UInt64,
+                                        now: Instant) -> [Action] {
+        let at = now.monotonicMilliseconds
+        guard name == selector.primary, var uplink = uplinks[name], uplink.isOnline,
+              let window = uplink.settings.stallWindowMilliseconds else { return [] }
+        // Our own probes show in the counters too: what moved while a round ran since
+        // the last sample is neither a stall (a failing round raises its own doubt) nor
+        // traffic that vouches for the uplink.
+        let ours = uplink.round != nil || (uplink.lastRoundMilliseconds ?? Int.min) >= (uplink.lastSampleMilliseconds ?? Int.min)
+        uplink.lastSampleMilliseconds = at
+        if ours {
+            uplink.traffic.excuse(receivedPackets: receivedPackets, transmittedPackets: transmittedPackets, at: at)
+            uplinks[name] = uplink
+            return []
+        }
+        let observation = uplink.traffic.sample(receivedPackets: receivedPackets, transmittedPackets: transmittedPackets,
+                                                at: at, windowMilliseconds: window)
+        var actions: [Action] = []
+        switch observation {
+        case .flowing(answered: true):
+            uplink.lastAnsweredTrafficMilliseconds = at
+        case .stalled where at >= uplink.alarmsPausedUntilMilliseconds && !uplink.doubt:
+            uplink.alarmPending = true
+            startDoubt(&uplink, now: at)
+            uplinks[name] = uplink
+            actions = dueRounds(now: now)
+            return actions
+        default:
+            break
+        }
+        uplinks[name] = uplink
+        return actions
     }
 
     /// Time passed: start due rounds, end hold-downs.
@@ -163,7 +360,7 @@ public struct AgentCore: Sendable {
     /// When the runtime must call `tick` next (monotonic milliseconds), if ever.
     public func nextWakeMilliseconds() -> Int? {
         var wake = selector.holdDownEndsMilliseconds
-        for uplink in uplinks.values where uplink.roundInFlight == nil {
+        for uplink in uplinks.values where uplink.round == nil {
             guard let due = uplink.schedule.nextDueMilliseconds else { continue }
             wake = min(wake ?? due, due)
         }
@@ -185,7 +382,7 @@ public struct AgentCore: Sendable {
                 budgetExhausted: budget.isExhausted(at: now.monotonicMilliseconds),
                 portalURL: assessment.verdict == .captive ? assessment.portalURL : nil,
                 ipv4Reason: uplink.machine.families[.ipv4]?.reason, ipv6Reason: uplink.machine.families[.ipv6]?.reason,
-                dnsSource: uplink.dnsSource)
+                dnsSource: uplink.dnsSource, metered: uplink.metered)
         }, writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped)
     }
 
@@ -201,37 +398,149 @@ public struct AgentCore: Sendable {
         }
     }
 
+    /// Something is in doubt about an uplink: a full round at once, and, if it is the
+    /// primary, the backup that would take over is verified meanwhile.
+    private mutating func startDoubt(_ uplink: inout Uplink, now: Int) {
+        uplink.doubt = true
+        if uplink.round == nil {
+            uplink.schedule.probeNow(at: now, settings: uplink.settings)
+        } else {
+            uplink.probeAgain = true
+        }
+        if uplink.name == selector.primary { verifySuccessor(of: uplink.name, now: now) }
+    }
+
+    /// Starts verifying the uplink that would take over from `primary` if it failed,
+    /// unless it is fresh or busy: the verification then runs beside the primary's
+    /// confirmation instead of after it.
+    private mutating func verifySuccessor(of primary: InterfaceName, now: Int) {
+        let policy = self.policy
+        let rank = { (uplink: Uplink) in policy.rank(of: uplink.name, kind: uplink.kind) }
+        let successor = uplinks.values
+            .filter { $0.name != primary && $0.isOnline && !$0.verificationFailed }
+            .min { (rank($0), $0.name) < (rank($1), $1.name) }
+        guard var backup = successor, backup.round == nil, !isFresh(backup, now: now) else { return }
+        backup.verifyRequested = true
+        backup.schedule.probeNow(at: now, settings: backup.settings)
+        uplinks[backup.name] = backup
+    }
+
+    private func isFresh(_ uplink: Uplink, now: Int) -> Bool {
+        guard let validated = uplink.lastValidatedMilliseconds else { return false }
+        return now - validated <= policy.verifyAgeMilliseconds
+    }
+
+    /// Round-trip times, DNS answers worth keeping, from a finished round.
+    private func learn(from report: CheckReport, into uplink: inout Uplink, now: Int) {
+        for probe in report.probes where probe.judgement == .valid {
+            uplink.exchangeTimes.add(sampleMilliseconds: probe.exchangeMilliseconds)
+            if let lookup = probe.dnsMilliseconds { uplink.lookupTimes.add(sampleMilliseconds: lookup) }
+            if let host = probe.host, let ttl = probe.dnsTTLSeconds, let bounds = configuration.dns.answerReuseMilliseconds {
+                uplink.answers.store(probe.addresses, for: DNSAnswerCache.Key(host: host, family: probe.family),
+                                     ttlSeconds: ttl, at: now, bounds: bounds)
+            }
+        }
+    }
+
+    /// What kind of round an uplink gets now.
+    private func purpose(of uplink: Uplink, now: Int) -> RoundPurpose {
+        if uplink.doubt || !uplink.isOnline || uplink.machine.isSuspect { return .full }
+        if uplink.verifyRequested && !isFresh(uplink, now: now) { return .verify }
+        return .light
+    }
+
+    private func plan(for uplink: inout Uplink, purpose: RoundPurpose, families: [AddressFamily], now: Int) -> RoundPlan {
+        let all = uplink.settings.probes(from: configuration.probes)
+        var probes = all
+        var cached: [DNSAnswerCache.Key: [IPAddress]] = [:]
+        if purpose != .full {
+            // One probe, rotating through the set (skipping sidelined ones), reusing
+            // names resolved within their TTL.
+            let usable = all.filter { !uplink.sidelined.contains($0.name) }
+            let pool = usable.isEmpty ? all : usable
+            if !pool.isEmpty {
+                probes = [pool[uplink.lightRotation % pool.count]]
+                uplink.lightRotation += 1
+            }
+            cached = uplink.answers.answers(at: now)
+        }
+        // Rounds on an online uplink use what was learned of it; any other round
+        // (start-up, a link that just changed, recovery) the configured ceilings.
+        let learned = uplink.isOnline
+        let dnsCeiling = configuration.dns.timeoutMilliseconds
+        return RoundPlan(
+            interface: uplink.name, index: uplink.index, kind: uplink.kind, link: .probe(families), purpose: purpose,
+            probes: probes, thresholdPercent: uplink.settings.successThresholdPercent,
+            timeoutMilliseconds: learned
+                ? uplink.exchangeTimes.timeout(floorMilliseconds: AgentCore.exchangeFloorMilliseconds,
+                                               ceilingMilliseconds: uplink.settings.timeoutMilliseconds)
+                : uplink.settings.timeoutMilliseconds,
+            dnsTimeoutMilliseconds: learned
+                ? uplink.lookupTimes.timeout(floorMilliseconds: min(AgentCore.lookupFloorMilliseconds, dnsCeiling),
+                                             ceilingMilliseconds: dnsCeiling)
+                : dnsCeiling,
+            cachedAnswers: cached)
+    }
+
     private mutating func dueRounds(now: Instant) -> [Action] {
+        let at = now.monotonicMilliseconds
         var actions: [Action] = []
         for name in uplinks.keys.sorted() {
             var uplink = uplinks[name]!
-            guard uplink.roundInFlight == nil, case .probe(let families) = uplink.link,
-                  uplink.schedule.isDue(at: now.monotonicMilliseconds) else { continue }
-            if !uplink.linkTriggered, var budget = budgets[name], !budget.allowsPeriodicProbe(at: now.monotonicMilliseconds) {
-                // Budget spent: only link events probe until the day's window rolls over.
-                budgets[name] = budget
-                uplink.schedule.postpone(until: budget.windowEndMilliseconds ?? now.monotonicMilliseconds + ByteBudget.dayMilliseconds)
+            guard uplink.round == nil, case .probe(let families) = uplink.link else { continue }
+            // A backup to verify before it takes over gets its probe now.
+            if selector.toVerify == name && !isFresh(uplink, now: at) && !uplink.verificationFailed {
+                uplink.verifyRequested = true
+                uplink.schedule.probeNow(at: at, settings: uplink.settings)
+            }
+            guard uplink.schedule.isDue(at: at) else { continue }
+            let purpose = purpose(of: uplink, now: at)
+            if purpose == .light, let answered = uplink.lastAnsweredTrafficMilliseconds,
+               answered >= max(uplink.lastRoundMilliseconds ?? 0, uplink.lastSkipMilliseconds ?? 0),
+               uplink.skippedLightRounds < AgentCore.maximumSkippedLightRounds {
+                // Traffic that flows and is answered vouches for the uplink: no probe.
+                uplink.skippedLightRounds += 1
+                uplink.lastSkipMilliseconds = at
+                uplink.schedule.postpone(until: at + uplink.settings.intervalMilliseconds)
                 uplinks[name] = uplink
                 continue
             }
+            if !uplink.linkTriggered && !uplink.doubt && purpose != .verify, var budget = budgets[name],
+               !budget.allowsPeriodicProbe(at: at) {
+                // Budget spent: only link events probe until the day's window rolls over.
+                budgets[name] = budget
+                uplink.schedule.postpone(until: budget.windowEndMilliseconds ?? at + ByteBudget.dayMilliseconds)
+                uplinks[name] = uplink
+                continue
+            }
+            if purpose == .light { uplink.skippedLightRounds = 0 }
+            uplink.verifyRequested = false
             uplink.linkTriggered = false
             lastGeneration += 1
-            uplink.roundInFlight = lastGeneration
+            uplink.round = (lastGeneration, purpose)
+            let plan = plan(for: &uplink, purpose: purpose, families: families, now: at)
             uplinks[name] = uplink
-            let plan = RoundPlan(interface: uplink.name, index: uplink.index, kind: uplink.kind, link: .probe(families))
             actions.append(.startRound(plan, generation: lastGeneration))
         }
         return actions
     }
 
     private mutating func reselectPrimary(now: Instant) -> [Action] {
+        let at = now.monotonicMilliseconds
         let previous = selector.primary
         let candidates = uplinks.values.map { uplink in
             PrimarySelector.Candidate(name: uplink.name, kind: uplink.kind, verdict: uplink.machine.verdict,
                                       onlineSinceMilliseconds: uplink.machine.since.monotonicMilliseconds,
-                                      recovered: uplink.machine.previousVerdict != .unknown)
+                                      recovered: uplink.machine.previousVerdict != .unknown,
+                                      fresh: isFresh(uplink, now: at), excluded: uplink.verificationFailed)
         }
-        guard selector.select(from: candidates, policy: policy, now: now.monotonicMilliseconds) else { return [] }
+        guard selector.select(from: candidates, policy: policy, now: at) else { return [] }
+        if let primary = selector.primary {
+            // A new primary starts with a fresh view of its traffic.
+            uplinks[primary]?.traffic = TrafficMonitor()
+            uplinks[primary]?.lastAnsweredTrafficMilliseconds = nil
+            uplinks[primary]?.lastSampleMilliseconds = nil
+        }
         // The event describes the new primary, or the old one when none is left (it may
         // have vanished altogether).
         guard let subjectName = selector.primary ?? previous else { return [] }

@@ -1,20 +1,16 @@
-/// How the agent schedules probes, judges rounds and picks the primary uplink
-/// (`[agent]` in the configuration). The defaults suit a metered cellular link: a
-/// probe round every 5 minutes costs about 2 KiB, so under 1 MiB a day.
+/// How the agent picks the primary uplink and where it publishes (`[agent]` in the
+/// configuration); how each uplink is probed is in `ProbingSettings`.
 public struct AgentPolicy: Sendable, Equatable {
-    /// Probe interval while an uplink is stable.
-    public var intervalMilliseconds = 300_000
-    /// First interval while an uplink is suspect; doubles up to `intervalMilliseconds`.
-    public var suspectIntervalMilliseconds = 1_000
-    /// Consecutive failed rounds before an `online` uplink is given up.
-    public var failuresToLeaveOnline = 2
-    /// Consecutive validated rounds before a non-online uplink is `online` again.
-    public var successesToReturnOnline = 2
     /// How long an uplink that just came back must stay online before it takes the
     /// primary role back from another online uplink.
     public var holdDownMilliseconds = 30_000
-    /// Probe online uplinks periodically (false: only on link events while online).
-    public var probeWhenOnline = true
+    /// A backup whose last validated round is older than this is verified with one
+    /// short probe before it becomes primary.
+    public var verifyAgeMilliseconds = 5_000
+    /// Default routes of this routing protocol are uplinkd's own (the route-failover
+    /// hook's `PROTO`): never counted as an uplink's route, and adding or removing one
+    /// is no doubt about the uplink.
+    public var ownRouteProtocol = 77
     /// Preference order for the primary: interface names and kinds, first wins.
     public var priority: [PriorityEntry] = [.kind(.ethernet), .kind(.wifi), .kind(.wwan)]
     /// Daily probe byte budget applied to wwan uplinks without their own budget.

@@ -17,11 +17,14 @@ public struct UplinkStatus: Sendable, Equatable {
     /// Where the uplink's DNS servers came from in its last round (nil: none found, or
     /// no round needed a name).
     public var dnsSource: DNSSource?
+    /// Whether its probe bytes cost money (`metered`).
+    public var metered: Bool
 
     public init(interface: InterfaceName, kind: InterfaceKind, verdict: Verdict, reason: Reason, sinceWallSeconds: Int,
                 ipv4: Verdict? = nil, ipv6: Verdict? = nil, bytesToday: Int = 0, budgetBytes: Int? = nil,
                 budgetExhausted: Bool = false, portalURL: String? = nil, ipv4Reason: Reason? = nil,
-                ipv6Reason: Reason? = nil, dnsSource: DNSSource? = nil) {
+                ipv6Reason: Reason? = nil, dnsSource: DNSSource? = nil, metered: Bool = false) {
+        self.metered = metered
         self.ipv4Reason = ipv4Reason
         self.ipv6Reason = ipv6Reason
         self.dnsSource = dnsSource
@@ -87,6 +90,7 @@ public struct AgentState: Sendable, Equatable {
                     ("bytes_today", .int(uplink.bytesToday)),
                     ("budget_bytes", uplink.budgetBytes.map(JSONValue.int) ?? .null),
                     ("budget_exhausted", .bool(uplink.budgetExhausted)),
+                    ("metered", .bool(uplink.metered)),
                 ])
             })),
         ])

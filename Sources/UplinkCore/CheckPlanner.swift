@@ -47,7 +47,9 @@ public enum CheckPlanner {
                 probeReports.append(ProbeReport(name: result.request.probe.name, url: result.request.probe.url.description,
                                                 family: family, judgement: judgement, status: status,
                                                 elapsedMilliseconds: result.elapsedMilliseconds, bytes: result.bytes,
-                                                addresses: result.request.addresses))
+                                                addresses: result.request.addresses,
+                                                host: result.request.hostNeedingResolution,
+                                                dnsMilliseconds: result.dnsMilliseconds, dnsTTLSeconds: result.dnsTTLSeconds))
             }
         }
         let assessment = Aggregator.best(of: perFamily) ?? Assessment(.unknown, reason: .noProbes)

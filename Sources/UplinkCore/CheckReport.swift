@@ -10,10 +10,22 @@ public struct ProbeReport: Sendable, Equatable {
     public var bytes: Int
     /// The addresses the host name was pinned to (empty for an IP-literal URL).
     public var addresses: [IPAddress]
+    /// The host name, when the URL has one (not an address).
+    public var host: String?
+    /// Lookup time and answer TTL, when this round looked the name up.
+    public var dnsMilliseconds: Int?
+    public var dnsTTLSeconds: Int?
+
+    /// The HTTP exchange alone (elapsed time without the lookup).
+    public var exchangeMilliseconds: Int { elapsedMilliseconds - (dnsMilliseconds ?? 0) }
 
     public init(name: String, url: String, family: AddressFamily, judgement: ProbeClass, status: Int?,
-                elapsedMilliseconds: Int, bytes: Int, addresses: [IPAddress] = []) {
+                elapsedMilliseconds: Int, bytes: Int, addresses: [IPAddress] = [], host: String? = nil,
+                dnsMilliseconds: Int? = nil, dnsTTLSeconds: Int? = nil) {
         self.addresses = addresses
+        self.host = host
+        self.dnsMilliseconds = dnsMilliseconds
+        self.dnsTTLSeconds = dnsTTLSeconds
         self.name = name
         self.url = url
         self.family = family
@@ -35,6 +47,8 @@ public struct CheckReport: Sendable, Equatable {
     /// The uplink's DNS servers as used for this check (nil when no name needed them
     /// or the link was down before discovery).
     public var dns: DNSServers?
+    /// What kind of round this was (`check` always runs full rounds).
+    public var purpose: RoundPurpose = .full
 
     public init(interface: InterfaceName, kind: InterfaceKind, assessment: Assessment,
                 families: [AddressFamily: Assessment] = [:], probes: [ProbeReport] = [], elapsedMilliseconds: Int,

@@ -1,10 +1,6 @@
 /// The validated configuration of uplinkd. Built-in defaults apply to everything not
 /// set; `config/uplinkd.conf` shows every key with its default.
 public struct Configuration: Sendable, Equatable {
-    /// Time limit for one probe, connection included.
-    public var probeTimeoutMilliseconds = 5_000
-    /// Share of a round's probes that must validate for `online`.
-    public var successThresholdPercent = 50
     /// Most bytes of a probe's body that are read; the transfer is cut after that.
     public var bodyLimitBytes = 4_096
     /// Refuse plain-HTTP probes and let libcurl speak only HTTPS.
@@ -15,8 +11,14 @@ public struct Configuration: Sendable, Equatable {
     public var validatorTimeoutMilliseconds = 2_000
     /// Probes from `[probe NAME]` sections, in file order.
     public var customProbes: [ProbeSpec] = []
+    /// Probing settings for every uplink (`[agent]` and `[check]` keys).
+    public var probing = ProbingOverrides()
+    /// Probing settings for every uplink of a kind (`[kind KIND]`).
+    public var kinds: [InterfaceKind: ProbingOverrides] = [:]
     /// What `[interface NAME]` sections set, by interface.
     public var interfaces: [InterfaceName: InterfaceSettings] = [:]
+    /// Set on the command line (`check --timeout`): over every other layer.
+    public var commandLine = ProbingOverrides()
     /// Which interfaces are uplinks (`[uplinks] interfaces`).
     public var uplinkSelection: UplinkSelection = .automatic
     /// Receive buffer of the netlink socket; sized for bursts of link changes.
@@ -38,9 +40,26 @@ public struct Configuration: Sendable, Equatable {
         interfaces[name]?.kind
     }
 
-    /// The daily probe byte budget of an uplink: its own, else the wwan default.
-    public func dailyBudgetBytes(of name: InterfaceName, kind: InterfaceKind) -> Int? {
-        interfaces[name]?.dailyBudgetBytes ?? (kind == .wwan ? agent.wwanDailyBudgetBytes : nil)
+    /// Whether an uplink is metered: `metered` from its most specific layer, where
+    /// `auto` (the default) means cellular, or a DHCP lease that says so.
+    public func isMetered(_ name: InterfaceName, kind: InterfaceKind, leaseSaysMetered: Bool = false) -> Bool {
+        let setting = interfaces[name]?.probing.metered ?? kinds[kind]?.metered ?? probing.metered ?? .auto
+        switch setting {
+        case .yes: return true
+        case .no: return false
+        case .auto: return kind == .wwan || leaseSaysMetered
+        }
+    }
+
+    /// The probing settings of one uplink: its class's defaults, then `[agent]` and
+    /// `[check]`, `wwan-daily-budget` for cellular, `[kind KIND]`, `[interface NAME]`,
+    /// and the command line, each over the one before.
+    public func probingSettings(for name: InterfaceName, kind: InterfaceKind, metered: Bool) -> ProbingSettings {
+        var settings = probing.applied(to: .defaults(metered: metered))
+        if kind == .wwan, let budget = agent.wwanDailyBudgetBytes { settings.dailyBudgetBytes = budget }
+        if let layer = kinds[kind] { settings = layer.applied(to: settings) }
+        if let layer = interfaces[name]?.probing { settings = layer.applied(to: settings) }
+        return commandLine.applied(to: settings)
     }
 
     public static let defaultPath = "/etc/uplinkd/uplinkd.conf"

@@ -1,40 +1,68 @@
 /// Every key of every section, with how its value is parsed and where it goes. The
 /// parser and its "unknown key" messages both read these tables.
 public enum ConfigurationKeys {
+    /// How one uplink is probed and judged: in `[kind KIND]` and `[interface NAME]`,
+    /// and for every uplink in `[agent]` (`timeout` and `success-threshold` in `[check]`).
+    public static let probing = KeyTable<ProbingOverrides>(section: "probing", [
+        ("interval", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.intervalMilliseconds = try ValueParser.duration(value, range: 1_000...86_400_000) }),
+        ("suspect-interval", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.suspectIntervalMilliseconds = try ValueParser.duration(value, range: 100...60_000) }),
+        ("timeout", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.timeoutMilliseconds = try ValueParser.duration(value, range: 100...60_000) }),
+        ("probes", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            let names = ValueParser.list(value)
+            guard !names.isEmpty else { throw ValueError("expected one or more probe names") }
+            p.probeNames = names
+        }),
+        ("success-threshold", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.successThresholdPercent = try ValueParser.percent(value) }),
+        ("failures-to-leave-online", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.failuresToLeaveOnline = try ValueParser.count(value, range: 1...100) }),
+        ("successes-to-return", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.successesToReturnOnline = try ValueParser.count(value, range: 1...100) }),
+        ("daily-budget", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.dailyBudget = try ValueParser.optionalBudget(value).map(Limit.value) ?? .off }),
+        ("probe-when-online", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.probeWhenOnline = try ValueParser.boolean(value) }),
+        ("metered", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            guard let setting = MeteredSetting(rawValue: value) else {
+                throw ValueError("expected yes, no or auto; got '\(value.printableEscaped)'")
+            }
+            p.metered = setting
+        }),
+        ("stall-window", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.stallWindow = value == "off" ? .off : .value(try ValueParser.duration(value, range: 500...60_000)) }),
+    ])
+
     /// `[check]`: how probes are sent and judged. Shared with command-line overrides.
     public static let check = KeyTable<Configuration>(section: "check", [
-        ("timeout", { (value: String, c: inout Configuration) throws(ValueError) in
-            c.probeTimeoutMilliseconds = try ValueParser.duration(value, range: 100...60_000) }),
-        ("success-threshold", { (value: String, c: inout Configuration) throws(ValueError) in
-            c.successThresholdPercent = try ValueParser.percent(value) }),
         ("body-limit", { (value: String, c: inout Configuration) throws(ValueError) in
             c.bodyLimitBytes = try ValueParser.byteCount(value, range: 256...65_536) }),
         ("https-only", { (value: String, c: inout Configuration) throws(ValueError) in c.httpsOnly = try ValueParser.boolean(value) }),
         ("default-probes", { (value: String, c: inout Configuration) throws(ValueError) in c.useDefaultProbes = try ValueParser.boolean(value) }),
         ("validator-timeout", { (value: String, c: inout Configuration) throws(ValueError) in
             c.validatorTimeoutMilliseconds = try ValueParser.duration(value, range: 100...60_000) }),
-    ])
+    ]) + probing.lifted(\Configuration.probing, section: "check", only: ["timeout", "success-threshold"])
 
-    /// `[agent]`: scheduling, hysteresis, primary selection, paths.
-    public static let agent = KeyTable<AgentPolicy>(section: "agent", [
-        ("interval", { (value: String, p: inout AgentPolicy) throws(ValueError) in
-            p.intervalMilliseconds = try ValueParser.duration(value, range: 1_000...86_400_000) }),
-        ("suspect-interval", { (value: String, p: inout AgentPolicy) throws(ValueError) in
-            p.suspectIntervalMilliseconds = try ValueParser.duration(value, range: 100...60_000) }),
-        ("failures-to-leave-online", { (value: String, p: inout AgentPolicy) throws(ValueError) in
-            p.failuresToLeaveOnline = try ValueParser.count(value, range: 1...100) }),
-        ("successes-to-return", { (value: String, p: inout AgentPolicy) throws(ValueError) in
-            p.successesToReturnOnline = try ValueParser.count(value, range: 1...100) }),
-        ("hold-down", { (value: String, p: inout AgentPolicy) throws(ValueError) in
-            p.holdDownMilliseconds = try ValueParser.duration(value, range: 0...3_600_000) }),
-        ("probe-when-online", { (value: String, p: inout AgentPolicy) throws(ValueError) in p.probeWhenOnline = try ValueParser.boolean(value) }),
-        ("priority", { (value: String, p: inout AgentPolicy) throws(ValueError) in p.priority = try ValueParser.priority(value) }),
-        ("wwan-daily-budget", { (value: String, p: inout AgentPolicy) throws(ValueError) in
-            p.wwanDailyBudgetBytes = try ValueParser.optionalBudget(value) }),
-        ("state-file", { (value: String, p: inout AgentPolicy) throws(ValueError) in p.stateFilePath = try ValueParser.absolutePath(value) }),
-        ("hooks-dir", { (value: String, p: inout AgentPolicy) throws(ValueError) in p.hooksDirectory = try ValueParser.absolutePath(value) }),
-        ("hook-timeout", { (value: String, p: inout AgentPolicy) throws(ValueError) in
-            p.hookTimeoutMilliseconds = try ValueParser.duration(value, range: 1_000...600_000) }),
+    /// `[agent]`: primary selection, paths, and the probing keys for every uplink.
+    public static let agent = KeyTable<Configuration>(section: "agent", [
+        ("hold-down", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.holdDownMilliseconds = try ValueParser.duration(value, range: 0...3_600_000) }),
+        ("verify-age", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.verifyAgeMilliseconds = try ValueParser.duration(value, range: 0...3_600_000) }),
+        ("priority", { (value: String, c: inout Configuration) throws(ValueError) in c.agent.priority = try ValueParser.priority(value) }),
+        ("route-protocol", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.ownRouteProtocol = try ValueParser.count(value, range: 1...255) }),
+        ("wwan-daily-budget", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.wwanDailyBudgetBytes = try ValueParser.optionalBudget(value) }),
+        ("state-file", { (value: String, c: inout Configuration) throws(ValueError) in c.agent.stateFilePath = try ValueParser.absolutePath(value) }),
+        ("hooks-dir", { (value: String, c: inout Configuration) throws(ValueError) in c.agent.hooksDirectory = try ValueParser.absolutePath(value) }),
+        ("hook-timeout", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.hookTimeoutMilliseconds = try ValueParser.duration(value, range: 1_000...600_000) }),
+    ]) + probing.lifted(\Configuration.probing, section: "agent", only: [
+        "interval", "suspect-interval", "failures-to-leave-online", "successes-to-return", "probe-when-online",
+        "probes", "daily-budget", "metered", "stall-window",
     ])
 
     /// `[dns]`: where servers come from and how names are resolved.
@@ -62,6 +90,8 @@ public enum ConfigurationKeys {
         ("timeout", { (value: String, s: inout DNSSettings) throws(ValueError) in
             s.timeoutMilliseconds = try ValueParser.duration(value, range: 100...60_000) }),
         ("hijack-check", { (value: String, s: inout DNSSettings) throws(ValueError) in s.hijackCheck = try ValueParser.boolean(value) }),
+        ("reuse-answers", { (value: String, s: inout DNSSettings) throws(ValueError) in
+            s.answerReuseMilliseconds = try ValueParser.boolean(value) ? DNSSettings().answerReuseMilliseconds : nil }),
         ("known-answer", { (value: String, s: inout DNSSettings) throws(ValueError) in
             let words = ValueParser.list(value)
             guard words.count >= 2, let name = words.first.flatMap(ValueParser.hostName) else {
@@ -75,9 +105,11 @@ public enum ConfigurationKeys {
     /// `[interface NAME]` (the section name is filled in per interface).
     public static let interface = KeyTable<InterfaceSettings>(section: "interface NAME", [
         ("kind", { (value: String, s: inout InterfaceSettings) throws(ValueError) in s.kind = try ValueParser.kind(value) }),
-        ("daily-budget", { (value: String, s: inout InterfaceSettings) throws(ValueError) in s.dailyBudgetBytes = try ValueParser.optionalBudget(value) }),
         ("dns", { (value: String, s: inout InterfaceSettings) throws(ValueError) in s.dnsServers = try ValueParser.addressList(value, at: 1...8) }),
-    ])
+    ]) + probing.lifted(\InterfaceSettings.probing, section: "interface NAME")
+
+    /// `[kind KIND]`: the probing keys for every uplink of a kind.
+    public static let kind = probing.named("kind KIND")
 
     /// `[uplinks]`: which interfaces are uplinks.
     public static let uplinks = KeyTable<Configuration>(section: "uplinks", [

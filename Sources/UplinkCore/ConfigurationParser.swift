@@ -5,6 +5,8 @@
 ///     timeout = 5s
 ///     [probe NAME]
 ///     url = http://example.net/generate_204
+///     [kind wwan]
+///     interval = 30m
 ///     [interface wwan0]
 ///     kind = wwan
 ///
@@ -28,6 +30,7 @@ public struct ConfigurationParser {
         case dns
         case probe(name: String, line: Int, draft: ProbeDraft)
         case interface(InterfaceName)
+        case kind(InterfaceKind)
     }
 
     public func parse(_ text: String) throws(ConfigurationError) -> Configuration {
@@ -35,6 +38,8 @@ public struct ConfigurationParser {
         var section: Section?
         var seenKeys: Set<String> = []
         var seenSections: Set<String> = []
+        /// `probes = ...` lines, checked once every [probe] section is known.
+        var probeSelections: [(line: Int, names: [String])] = []
 
         func finish(_ section: Section?) throws(ConfigurationError) {
             guard case .probe(let name, let line, let draft)? = section else { return }
@@ -95,13 +100,17 @@ public struct ConfigurationParser {
                 case .links:
                     try ConfigurationKeys.links.apply(key, value, to: &configuration)
                 case .agent:
-                    try ConfigurationKeys.agent.apply(key, value, to: &configuration.agent)
+                    try ConfigurationKeys.agent.apply(key, value, to: &configuration)
                 case .dns:
                     try ConfigurationKeys.dns.apply(key, value, to: &configuration.dns)
                 case .interface(let name):
                     try ConfigurationKeys.interface.named("interface \(name)")
                         .apply(key, value, to: &configuration.interfaces[name, default: InterfaceSettings()])
+                case .kind(let kind):
+                    try ConfigurationKeys.kind.named("kind \(kind.rawValue)")
+                        .apply(key, value, to: &configuration.kinds[kind, default: ProbingOverrides()])
                 }
+                if key == "probes" { probeSelections.append((lineNumber, ValueParser.list(value))) }
             } catch {
                 throw self.error(lineNumber, key, error.message)
             }
@@ -111,6 +120,12 @@ public struct ConfigurationParser {
         if configuration.probes.isEmpty {
             throw ConfigurationError(file: fileName, line: nil, key: "default-probes",
                                      message: "no probes left: default-probes is off and no [probe NAME] section is given")
+        }
+        let known = configuration.probes.map(\.name)
+        for selection in probeSelections {
+            if let unknown = selection.names.first(where: { !known.contains($0) }) {
+                throw error(selection.line, "probes", "no probe named '\(unknown.printableEscaped)'; the probe set has: \(known.joined(separator: " "))")
+            }
         }
         if configuration.httpsOnly, let plain = configuration.probes.first(where: { $0.url.scheme == .http }) {
             throw ConfigurationError(file: fileName, line: nil, key: "https-only",
@@ -137,8 +152,14 @@ public struct ConfigurationParser {
             } catch {
                 throw self.error(line, nil, error.message)
             }
+        case ("kind", 2):
+            do {
+                return .kind(try ValueParser.kind(words[1]))
+            } catch {
+                throw self.error(line, nil, error.message)
+            }
         default:
-            throw error(line, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [agent], [dns], [uplinks], [links], [probe NAME] or [interface NAME]")
+            throw error(line, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [agent], [dns], [uplinks], [links], [probe NAME], [kind KIND] or [interface NAME]")
         }
     }
 

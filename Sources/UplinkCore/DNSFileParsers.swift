@@ -41,44 +41,19 @@ public enum DNSFileParsers {
 
     /// The servers of the last DHCPv4 and the last DHCPv6 lease of the interface.
     public static func dhclientLeaseServers(_ text: String, interface: String) -> (dhcp4: [IPAddress], dhcp6: [IPAddress]) {
-        var lastV4: [IPAddress] = []
-        var lastV6: [IPAddress] = []
-        var depth = 0
-        var isLease6 = false
-        var blockInterface: String?
-        var blockServers: [IPAddress] = []
-        for rawLine in text.split(whereSeparator: { $0 == "\n" }) {
-            let line = rawLine.trimmingWhitespace
-            if depth == 0 {
-                // A new top-level block: whatever came before is finished.
-                isLease6 = line.hasPrefix("lease6")
-                blockInterface = nil
-                blockServers = []
-            }
-            if depth == 1 && line.hasPrefix("interface ") {
-                blockInterface = String(line.dropFirst("interface ".count)).trimmingWhitespace.trimmingCharacters(";\"")
-            }
-            if line.hasPrefix("option domain-name-servers ") || line.hasPrefix("option dhcp6.name-servers ") {
-                let list = line.split(separator: " ", maxSplits: 2).last.map(String.init) ?? ""
-                for item in list.trimmingCharacters(";").split(separator: ",") {
-                    if let address = server(String(item).trimmingWhitespace) { append(address, to: &blockServers) }
-                }
-            }
-            // Braces inside quoted strings (a domain-search option, say) do not count.
-            var quoted = false
-            for character in line {
-                if character == "\"" { quoted.toggle() }
-                guard !quoted else { continue }
-                if character == "{" { depth += 1 }
-                if character == "}" && depth > 0 {
-                    depth -= 1
-                    if depth == 0 && blockInterface == interface {
-                        if isLease6 { lastV6 = blockServers } else { lastV4 = blockServers }
-                    }
-                }
+        let leases = DhclientLeaseFile.lastLeases(text, interface: interface)
+        return (leaseServers(leases.dhcp4), leaseServers(leases.dhcp6))
+    }
+
+    private static func leaseServers(_ lines: [String]) -> [IPAddress] {
+        var result: [IPAddress] = []
+        for line in lines where line.hasPrefix("option domain-name-servers ") || line.hasPrefix("option dhcp6.name-servers ") {
+            let list = line.split(separator: " ", maxSplits: 2).last.map(String.init) ?? ""
+            for item in list.trimmingCharacters(";").split(separator: ",") {
+                if let address = server(String(item).trimmingWhitespace) { append(address, to: &result) }
             }
         }
-        return (lastV4, lastV6)
+        return result
     }
 
     /// One server as these files write it: `1.2.3.4`, `1.2.3.4:53`, `2001:db8::1`,

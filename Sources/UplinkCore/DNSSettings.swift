@@ -14,6 +14,10 @@ public struct DNSSettings: Sendable, Equatable {
     public var knownAnswer: KnownAnswer?
     /// Whether a public probe name answered with a private address means a portal.
     public var hijackCheck = true
+    /// How long a name resolved for a validated probe is reused by light rounds: its
+    /// TTL, but at least the lower bound (answers with TTL 0 are common) and at most
+    /// the upper (a moved endpoint is found within the hour). Nil: never reused.
+    public var answerReuseMilliseconds: ClosedRange<Int>? = 30_000...3_600_000
 
     public init() {}
 }

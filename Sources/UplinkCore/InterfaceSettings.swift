@@ -2,14 +2,14 @@
 public struct InterfaceSettings: Sendable, Equatable {
     /// Overrides the detected kind.
     public var kind: InterfaceKind?
-    /// Daily probe byte budget of this uplink.
-    public var dailyBudgetBytes: Int?
     /// This uplink's DNS servers, instead of discovering them.
     public var dnsServers: [IPAddress]?
+    /// Its own probing settings, over those of its kind.
+    public var probing: ProbingOverrides
 
-    public init(kind: InterfaceKind? = nil, dailyBudgetBytes: Int? = nil, dnsServers: [IPAddress]? = nil) {
+    public init(kind: InterfaceKind? = nil, dnsServers: [IPAddress]? = nil, probing: ProbingOverrides = ProbingOverrides()) {
         self.kind = kind
-        self.dailyBudgetBytes = dailyBudgetBytes
         self.dnsServers = dnsServers
+        self.probing = probing
     }
 }

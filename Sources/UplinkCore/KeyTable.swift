@@ -27,4 +27,19 @@ public struct KeyTable<Target>: Sendable {
     public func named(_ section: String) -> KeyTable<Target> {
         KeyTable(section: section, entries.map { ($0.key, $0.apply) })
     }
+
+    /// These keys applied to a part of a larger target (the probing keys of
+    /// `[agent]` go to `Configuration.probing`, say).
+    public func lifted<Outer>(_ part: WritableKeyPath<Outer, Target> & Sendable, section: String,
+                              only keys: [String]? = nil) -> KeyTable<Outer> {
+        KeyTable<Outer>(section: section, entries.filter { keys?.contains($0.key) ?? true }.map { entry in
+            let apply = entry.apply
+            return (entry.key, { (value: String, outer: inout Outer) throws(ValueError) in try apply(value, &outer[keyPath: part]) })
+        })
+    }
+
+    /// The keys of both tables, `self`'s first, under `self`'s section name.
+    public static func + (lhs: KeyTable, rhs: KeyTable) -> KeyTable {
+        KeyTable(section: lhs.section, (lhs.entries + rhs.entries).map { ($0.key, $0.apply) })
+    }
 }

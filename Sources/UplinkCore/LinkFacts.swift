@@ -22,12 +22,16 @@ public struct DefaultRoute: Sendable, Hashable {
     public var gateway: IPAddress?
     public var metric: Int
     public var table: Int
+    /// The routing protocol that installed it (RTPROT_*: 2 kernel, 3 boot, 4 static,
+    /// 16 dhcp, ...; the route-failover hook's own are 77 by default).
+    public var protocolNumber: Int
 
-    public init(family: AddressFamily, gateway: IPAddress?, metric: Int, table: Int) {
+    public init(family: AddressFamily, gateway: IPAddress?, metric: Int, table: Int, protocolNumber: Int = 3) {
         self.family = family
         self.gateway = gateway
         self.metric = metric
         self.table = table
+        self.protocolNumber = protocolNumber
     }
 }
 
@@ -46,6 +50,14 @@ public struct LinkFacts: Sendable, Equatable {
     /// The rtnetlink link kind (IFLA_INFO_KIND: "veth", "bridge", "vlan", ...), nil for
     /// plain hardware interfaces.
     public var linkType: String?
+
+    /// The same interface without the default routes of routing protocol `protocolNumber`
+    /// (uplinkd's own: they are not the uplink's).
+    public func withoutRoutes(ofProtocol protocolNumber: Int) -> LinkFacts {
+        var facts = self
+        facts.defaultRoutes.removeAll { $0.protocolNumber == protocolNumber }
+        return facts
+    }
 
     public init(name: InterfaceName, index: Int, adminUp: Bool, carrier: Bool,
                 addresses: [InterfaceAddress], defaultRoutes: [DefaultRoute],

@@ -26,6 +26,7 @@ public enum LinkReport {
             if let gateway = route.gateway { text += " via \(gateway)" }
             text += " metric \(route.metric)"
             if route.table != 254 { text += " table \(route.table)" }
+            text += " proto \(route.protocolNumber)"
             parts.append(text)
         }
         return parts.joined(separator: "  ")
@@ -86,6 +87,6 @@ public enum LinkReport {
 
     static func routeMembers(_ route: DefaultRoute) -> [(String, JSONValue)] {
         [("family", .string(route.family.rawValue)), ("gateway", .optional(route.gateway?.description)),
-         ("metric", .int(route.metric)), ("table", .int(route.table))]
+         ("metric", .int(route.metric)), ("table", .int(route.table)), ("protocol", .int(route.protocolNumber))]
     }
 }

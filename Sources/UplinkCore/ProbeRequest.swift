@@ -24,13 +24,25 @@ public struct ProbeRequest: Sendable, Equatable {
 public struct ProbeResult: Sendable, Equatable {
     public var request: ProbeRequest
     public var outcome: ProbeOutcome
+    /// From the start of the lookup (or the exchange, without one) to the end.
     public var elapsedMilliseconds: Int
+    /// Bytes on the wire at the IP level, DNS included.
     public var bytes: Int
+    /// Time the name lookup took, when this round looked the name up.
+    public var dnsMilliseconds: Int?
+    /// The smallest TTL of the answer, when this round looked the name up.
+    public var dnsTTLSeconds: Int?
 
-    public init(request: ProbeRequest, outcome: ProbeOutcome, elapsedMilliseconds: Int, bytes: Int) {
+    public init(request: ProbeRequest, outcome: ProbeOutcome, elapsedMilliseconds: Int, bytes: Int,
+                dnsMilliseconds: Int? = nil, dnsTTLSeconds: Int? = nil) {
         self.request = request
         self.outcome = outcome
         self.elapsedMilliseconds = elapsedMilliseconds
         self.bytes = bytes
+        self.dnsMilliseconds = dnsMilliseconds
+        self.dnsTTLSeconds = dnsTTLSeconds
     }
+
+    /// The HTTP exchange alone (elapsed time without the lookup).
+    public var exchangeMilliseconds: Int { elapsedMilliseconds - (dnsMilliseconds ?? 0) }
 }

@@ -1,20 +1,20 @@
-/// When an uplink is probed next: at once after a link event, every interval while
-/// stable, and with exponential back-off (suspect interval doubling up to the normal
-/// interval) while suspect.
+/// When an uplink is probed next: at once after a link event or on doubt, every
+/// interval while stable, and with exponential back-off (suspect interval doubling up
+/// to the normal interval) while suspect.
 public struct ProbeSchedule: Sendable, Equatable {
     /// Monotonic time of the next round, or nil when none is planned.
     public private(set) var nextDueMilliseconds: Int?
     /// The back-off step currently in use while suspect.
     public private(set) var currentSuspectMilliseconds: Int
 
-    public init(policy: AgentPolicy) {
-        currentSuspectMilliseconds = policy.suspectIntervalMilliseconds
+    public init(settings: ProbingSettings) {
+        currentSuspectMilliseconds = settings.suspectIntervalMilliseconds
     }
 
-    /// Probe as soon as possible (link event that can change the answer).
-    public mutating func probeNow(at now: Int, policy: AgentPolicy) {
+    /// Probe as soon as possible (a link event that can change the answer, a doubt).
+    public mutating func probeNow(at now: Int, settings: ProbingSettings) {
         nextDueMilliseconds = now
-        currentSuspectMilliseconds = policy.suspectIntervalMilliseconds
+        currentSuspectMilliseconds = settings.suspectIntervalMilliseconds
     }
 
     /// No probing (the uplink is down, or gone).
@@ -23,17 +23,18 @@ public struct ProbeSchedule: Sendable, Equatable {
     }
 
     /// Plans the next round after one finished.
-    public mutating func roundFinished(at now: Int, suspect: Bool, online: Bool, policy: AgentPolicy) {
+    public mutating func roundFinished(at now: Int, suspect: Bool, online: Bool, settings: ProbingSettings) {
         if suspect {
             nextDueMilliseconds = now + currentSuspectMilliseconds
-            currentSuspectMilliseconds = min(currentSuspectMilliseconds * 2, policy.intervalMilliseconds)
+            currentSuspectMilliseconds = min(currentSuspectMilliseconds * 2, settings.intervalMilliseconds)
             return
         }
-        currentSuspectMilliseconds = policy.suspectIntervalMilliseconds
-        nextDueMilliseconds = (online && !policy.probeWhenOnline) ? nil : now + policy.intervalMilliseconds
+        currentSuspectMilliseconds = settings.suspectIntervalMilliseconds
+        nextDueMilliseconds = (online && !settings.probeWhenOnline) ? nil : now + settings.intervalMilliseconds
     }
 
-    /// Nothing before `time` (a spent byte budget waits for its next window).
+    /// Nothing before `time` (a spent byte budget waits for its next window; answered
+    /// traffic postpones a light round).
     public mutating func postpone(until time: Int) {
         nextDueMilliseconds = time
     }

@@ -2,18 +2,18 @@
 /// whitespace-separated fields with "-" for none, so POSIX sh and awk can read it:
 ///
 ///     # uplinkd state, format 1 (see README, "State file")
-///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE
+///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED
 ///     format 1
 ///     written 1763733436
 ///     pid 4242
 ///     state running
 ///     primary eth0
-///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient
+///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient no
 ///
 /// Readers must ignore lines they do not know; new fields are only ever appended.
 public enum StateFileFormat {
     public static let version = 1
-    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE"
+    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED"
 
     public static func encode(_ state: AgentState) -> String {
         var lines = [
@@ -32,7 +32,7 @@ public enum StateFileFormat {
                 String(uplink.bytesToday), uplink.budgetBytes.map(String.init) ?? "-",
                 uplink.budgetExhausted ? "yes" : "no", uplink.portalURL.map(urlToken) ?? "-",
                 uplink.ipv4Reason?.rawValue ?? "-", uplink.ipv6Reason?.rawValue ?? "-",
-                uplink.dnsSource?.rawValue ?? "-",
+                uplink.dnsSource?.rawValue ?? "-", uplink.metered ? "yes" : "no",
             ]
             lines.append(fields.joined(separator: " "))
         }
@@ -83,10 +83,11 @@ public enum StateFileFormat {
                     ipv4: Verdict(rawValue: fields[6]), ipv6: Verdict(rawValue: fields[7]), bytesToday: bytes,
                     budgetBytes: Int(fields[9]), budgetExhausted: fields[10] == "yes",
                     portalURL: fields[11] == "-" ? nil : fields[11],
-                    // Columns 13 to 15 came later: a file without them still reads.
+                    // Columns 13 to 16 came later: a file without them still reads.
                     ipv4Reason: fields.count > 12 && fields[12] != "-" ? Reason(token: fields[12]) : nil,
                     ipv6Reason: fields.count > 13 && fields[13] != "-" ? Reason(token: fields[13]) : nil,
-                    dnsSource: fields.count > 14 ? DNSSource(rawValue: fields[14]) : nil))
+                    dnsSource: fields.count > 14 ? DNSSource(rawValue: fields[14]) : nil,
+                    metered: fields.count > 15 && fields[15] == "yes"))
             default:
                 continue
             }

@@ -1,8 +1,8 @@
 /// Parsers for the value types of the configuration.
 public enum ValueParser {
-    /// "5s", "500ms", "1m"; a unit is required so nobody guesses.
+    /// "5s", "500ms", "1m", "1h", "1d"; a unit is required so nobody guesses.
     public static func duration(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
-        let units: [(String, Int)] = [("ms", 1), ("s", 1_000), ("m", 60_000)]
+        let units: [(String, Int)] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count).trimmingWhitespace
             guard let value = Int(number) else { break }

@@ -3,8 +3,9 @@
 /// - Link events act at once: a link-level `down` (carrier loss, admin down, no usable
 ///   address or route) replaces the verdict immediately.
 /// - The first probe round after start-up or after the link came back decides at once.
-/// - Leaving `online` takes `failuresToLeaveOnline` consecutive failed rounds; returning
-///   takes `successesToReturnOnline` consecutive validated rounds. Between `captive` and
+/// - Leaving `online` takes `failuresToLeaveOnline` consecutive failed full rounds;
+///   returning takes `successesToReturnOnline` consecutive validated rounds. Light and
+///   verification rounds never come here: their failure only starts a full round. Between `captive` and
 ///   `limited` the latest round decides.
 public struct VerdictMachine: Sendable, Equatable {
     public private(set) var assessment = Assessment(.unknown, reason: .starting)
@@ -47,7 +48,7 @@ public struct VerdictMachine: Sendable, Equatable {
 
     /// Applies a finished probe round. Returns true when the verdict changed.
     public mutating func roundFinished(_ round: Assessment, families roundFamilies: [AddressFamily: Assessment],
-                                       policy: AgentPolicy, now: Instant) -> Bool {
+                                       settings: ProbingSettings, now: Instant) -> Bool {
         families = roundFamilies
         if awaitingFirstRound {
             awaitingFirstRound = false
@@ -64,10 +65,10 @@ public struct VerdictMachine: Sendable, Equatable {
         }
         if verdict == .online {
             consecutiveFailures += 1
-            guard consecutiveFailures >= policy.failuresToLeaveOnline else { return false }
+            guard consecutiveFailures >= settings.failuresToLeaveOnline else { return false }
         } else if round.verdict == .online {
             consecutiveSuccesses += 1
-            guard consecutiveSuccesses >= policy.successesToReturnOnline else { return false }
+            guard consecutiveSuccesses >= settings.successesToReturnOnline else { return false }
         }
         consecutiveFailures = 0
         consecutiveSuccesses = 0

@@ -15,7 +15,7 @@ public protocol ProbeSending: AnyObject {
 /// `completion` runs exactly once, on the loop, within about `timeoutMilliseconds`.
 public protocol NameResolving: AnyObject {
     func resolve(_ name: String, family: AddressFamily, interface: InterfaceName?, servers: [IPAddress],
-                 timeoutMilliseconds: Int, completion: @escaping (Result<[IPAddress], DNSFailure>) -> Void)
+                 timeoutMilliseconds: Int, completion: @escaping (DNSLookup) -> Void)
 }
 
 /// Where hook events go: the hook runner, or a recorder in tests.
@@ -31,6 +31,11 @@ public protocol HookSink: AnyObject {
 /// Tells an interface's kind (sysfs, or a fake tree in tests).
 public protocol KindReading {
     func kind(of name: InterfaceName, configured: InterfaceKind?) -> InterfaceKind
+}
+
+/// Tells whether an uplink's DHCP lease says it is metered (lease files).
+public protocol LeaseReading {
+    func leaseSaysMetered(_ name: InterfaceName, index: Int, settings: DNSSettings) -> Bool
 }
 
 /// The kernel's interfaces, followed live. A source calls the handler it was made

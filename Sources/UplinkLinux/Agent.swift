@@ -38,7 +38,12 @@ public final class Agent {
     /// Kinds by interface index, read once per interface (and name): every netlink
     /// batch re-selects the uplinks, and sysfs does not change under them.
     private var kinds: [Int: (name: InterfaceName, kind: InterfaceKind)] = [:]
+    /// Whether each interface's DHCP lease says "metered", by index: read again when
+    /// its addresses change (a new lease) and on reload.
+    private var meteredLeases: [Int: Bool] = [:]
     private var wakeTimer: EventLoop.TimerID?
+    /// The next sample of the primary's packet counters, and whose.
+    private var sampleTimer: (id: EventLoop.TimerID, interface: InterfaceName)?
     private var stopping = false
     /// Observers of state changes (the embedding API); called on the loop.
     private var observers: [(AgentState, [HookEvent]) -> Void] = []
@@ -133,6 +138,8 @@ public final class Agent {
         Log.notice("stopping (\(reason)); letting a running hook finish")
         if let wakeTimer { loop.cancel(wakeTimer) }
         wakeTimer = nil
+        if let sampleTimer { loop.cancel(sampleTimer.id) }
+        sampleTimer = nil
         adapters.hooks.drain { [unowned self] in
             stateWriter?.publish(core.state(now: now(), pid: Int(getpid()), stopped: true))
             loop.stop()
@@ -164,6 +171,7 @@ public final class Agent {
         }
         configuration = updated
         kinds = [:]  // `[interface NAME] kind` may have changed
+        meteredLeases = [:]
         adapters.hooks.reconfigure(directory: updated.agent.hooksDirectory,
                                    timeoutMilliseconds: updated.agent.hookTimeoutMilliseconds)
         core.reconfigure(updated)
@@ -173,16 +181,36 @@ public final class Agent {
 
     // MARK: inputs
 
-    private func linksChanged(_ links: [Int: LinkFacts], events: [LinkEvent]) {
+    private func linksChanged(_ allLinks: [Int: LinkFacts], events allEvents: [LinkEvent]) {
         guard !stopping else { return }
+        // The route-failover hook's routes are uplinkd's own, not the uplinks'.
+        let own = configuration.agent.ownRouteProtocol
+        let links = allLinks.mapValues { $0.withoutRoutes(ofProtocol: own) }
+        let events = allEvents.filter { event in
+            switch event {
+            case .defaultRouteAdded(_, let route), .defaultRouteRemoved(_, let route): return route.protocolNumber != own
+            default: return true
+            }
+        }
         let selection = configuration.uplinkSelection
-        var uplinks: [(facts: LinkFacts, kind: InterfaceKind)] = []
+        var uplinks: [ObservedUplink] = []
         kinds = kinds.filter { links[$0.key]?.name == $0.value.name }
+        meteredLeases = meteredLeases.filter { links[$0.key] != nil }
+        for event in events {
+            switch event {
+            case .addressAdded, .addressRemoved, .appeared, .renamed: meteredLeases[event.facts.index] = nil
+            default: break
+            }
+        }
         for facts in links.values.sorted(by: { $0.index < $1.index }) {
             let kind = kinds[facts.index]?.kind
                 ?? adapters.kinds.kind(of: facts.name, configured: configuration.configuredKind(of: facts.name))
             kinds[facts.index] = (facts.name, kind)
-            if selection.isUplink(facts, kind: kind) { uplinks.append((facts, kind)) }
+            guard selection.isUplink(facts, kind: kind) else { continue }
+            let metered = meteredLeases[facts.index]
+                ?? adapters.leases.leaseSaysMetered(facts.name, index: facts.index, settings: configuration.dns)
+            meteredLeases[facts.index] = metered
+            uplinks.append(ObservedUplink(facts: facts, kind: kind, leaseSaysMetered: metered))
         }
         for event in events { Log.info("link: \(LinkReport.humanLine(event))") }
         perform(core.linksChanged(uplinks: uplinks, events: events, now: now()))
@@ -190,7 +218,7 @@ public final class Agent {
 
     private func roundFinished(_ report: CheckReport, generation: Int) {
         guard !stopping else { return }
-        Log.debug("round on \(report.interface): \(report.humanLine)")
+        Log.debug("round on \(report.interface): \(report.humanLine) (\(report.purpose.rawValue) round)")
         perform(core.roundFinished(report, generation: generation, now: now()))
     }
 
@@ -220,6 +248,36 @@ public final class Agent {
             for observer in observers { observer(state, hookEvents) }
         }
         scheduleWake()
+        scheduleSample()
+    }
+
+    /// Keeps one timer sampling the primary's packet counters while the core wants
+    /// them (stall detection), at the pace it asks for.
+    private func scheduleSample() {
+        guard !stopping, let target = core.trafficSampling() else {
+            if let sampleTimer { loop.cancel(sampleTimer.id) }
+            sampleTimer = nil
+            return
+        }
+        if let sampleTimer {
+            guard sampleTimer.interface != target.interface else { return }
+            loop.cancel(sampleTimer.id)
+        }
+        let id = loop.schedule(afterMilliseconds: target.delayMilliseconds) { [weak self] in
+            guard let self else { return }
+            self.sampleTimer = nil
+            guard let packets = self.adapters.traffic.packets(of: target.interface) else {
+                self.scheduleSample()
+                return
+            }
+            let actions = self.core.trafficSampled(target.interface, receivedPackets: packets.received,
+                                                   transmittedPackets: packets.transmitted, now: self.now())
+            // Most samples change nothing: only the next one is due then.
+            guard !actions.isEmpty else { return self.scheduleSample() }
+            Log.info("\(target.interface): packets leave with nothing coming back: a full round")
+            self.perform(actions)
+        }
+        sampleTimer = (id, target.interface)
     }
 
     private func scheduleWake() {

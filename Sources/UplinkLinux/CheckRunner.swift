@@ -24,9 +24,9 @@ public final class CheckRunner {
         var reports: [CheckReport?] = Array(repeating: nil, count: interfaces.count)
         for (position, name) in interfaces.enumerated() {
             let facts = snapshot.facts(for: name)
-            let plan = RoundPlan(interface: name, index: facts?.index ?? 0,
-                                 kind: kindReader.kind(of: name, configured: configuration.configuredKind(of: name)),
-                                 link: LinkEvaluator.evaluate(facts))
+            let plan = RoundPlan.check(configuration, interface: name, index: facts?.index ?? 0,
+                                       kind: kindReader.kind(of: name, configured: configuration.configuredKind(of: name)),
+                                       link: LinkEvaluator.evaluate(facts))
             rounds.run(plan, configuration: configuration, startedMilliseconds: started) { report in
                 reports[position] = report
             }

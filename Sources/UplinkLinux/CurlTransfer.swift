@@ -1,11 +1,13 @@
 import CCurl
 import CCurlShim
+import CLinuxShim
 import Glibc
 import UplinkCore
 
-/// One probe in flight: its easy handle, the body read so far, and who to tell. The
-/// prober owns it; libcurl holds an unretained pointer to it as the write callback's
-/// user data until its easy handle is removed from the multi handle.
+/// One probe in flight: its easy handle, the body read so far, what its sockets
+/// carried, and who to tell. The prober owns it; libcurl holds an unretained pointer to
+/// it as the write and open-socket callbacks' user data until its easy handle is
+/// removed from the multi handle (sockets are opened only while it runs).
 final class Transfer {
     let easy: UnsafeMutableRawPointer
     let request: ProbeRequest
@@ -17,8 +19,19 @@ final class Transfer {
     /// The CURLOPT_RESOLVE list; libcurl reads it when the transfer starts.
     var resolve: UnsafeMutablePointer<curl_slist>?
     var pinCacheKey: String?
+    /// The prober that runs it (weak: the prober owns its transfers).
+    weak var owner: HTTPProber?
     var body: [UInt8] = []
     var truncated = false
+    /// Sockets opened for this transfer and not yet closed through the prober.
+    var openSockets: Set<Int32> = []
+    /// What the closed sockets carried at the IP level (TCP_INFO), and how many had
+    /// a connection to close.
+    var measuredBytes = 0
+    var measuredSockets = 0
+    var unmeasuredSockets = 0
+    var closedConnections = 0
+    var headerBytes = 52
     private var released = false
 
     init(easy: UnsafeMutableRawPointer, request: ProbeRequest, bodyLimitBytes: Int, startNanoseconds: UInt64,
@@ -60,7 +73,21 @@ final class Transfer {
     func result(code: CURLcode, nowNanoseconds: UInt64) -> ProbeResult {
         let elapsed = Int((nowNanoseconds - startNanoseconds) / 1_000_000)
         return ProbeResult(request: request, outcome: outcome(code: code), elapsedMilliseconds: elapsed,
-                           bytes: bytesOnTheWire())
+                           bytes: bytesOnTheWire(elapsedMilliseconds: elapsed))
+    }
+
+    /// A socket of this transfer is about to close: what it carried, from TCP_INFO.
+    func socketClosing(_ descriptor: Int32) {
+        openSockets.remove(descriptor)
+        var totals = uplinkd_tcp_totals()
+        guard uplinkd_tcp_totals(descriptor, &totals) == 0 else {
+            unmeasuredSockets += 1
+            return
+        }
+        measuredSockets += 1
+        measuredBytes += Int(totals.ip_bytes_sent + totals.ip_bytes_received)
+        headerBytes = Int(totals.header_bytes)
+        if totals.segments_received > 0 { closedConnections += 1 }
     }
 
     private func outcome(code: CURLcode) -> ProbeOutcome {
@@ -112,13 +139,27 @@ final class Transfer {
         return buffered.isEmpty ? String(cString: curl_easy_strerror(code)) : buffered
     }
 
-    private func bytesOnTheWire() -> Int {
-        var headerBytes = 0
-        var requestBytes = 0
-        var bodyBytes: curl_off_t = 0
-        _ = uplinkd_easy_get_long(easy, CURLINFO_HEADER_SIZE, &headerBytes)
-        _ = uplinkd_easy_get_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
-        _ = uplinkd_easy_get_offset(easy, CURLINFO_SIZE_DOWNLOAD_T, &bodyBytes)
-        return headerBytes + requestBytes + Int(bodyBytes)
+    /// IP-level bytes: what TCP_INFO counted on each socket before it closed, plus
+    /// what follows a close (our FIN and last ACK, the peer's FIN), plus the SYNs of
+    /// sockets libcurl closed without asking (7.88 does so after a connect timeout),
+    /// sent at 0, 1, 3, 7 s... of the elapsed time. Without TCP_INFO (kernels before
+    /// 4.19), the HTTP bytes libcurl reports plus typical TCP/IP overhead.
+    private func bytesOnTheWire(elapsedMilliseconds elapsed: Int) -> Int {
+        var bytes = measuredBytes + closedConnections * 3 * headerBytes
+        let synBytes = (request.family == .ipv4 ? 20 : 40) + 40
+        var synCount = 1
+        while synCount < 8 && ((1 << synCount) - 1) * 1_000 < elapsed { synCount += 1 }
+        bytes += (openSockets.count) * synCount * synBytes
+        if measuredSockets == 0 && unmeasuredSockets > 0 {
+            var headerSize = 0
+            var requestSize = 0
+            var bodySize: curl_off_t = 0
+            _ = uplinkd_easy_get_long(easy, CURLINFO_HEADER_SIZE, &headerSize)
+            _ = uplinkd_easy_get_long(easy, CURLINFO_REQUEST_SIZE, &requestSize)
+            _ = uplinkd_easy_get_offset(easy, CURLINFO_SIZE_DOWNLOAD_T, &bodySize)
+            // Handshake, request, response and teardown: about ten segments.
+            bytes += headerSize + requestSize + Int(bodySize) + 10 * (synBytes - 8)
+        }
+        return bytes
     }
 }

@@ -1,4 +1,5 @@
 import CAres
+import UplinkCore
 
 /// Why a name did not resolve through an uplink: the c-ares status, mapped here at
 /// the edge, with its code and c-ares's sentence.
@@ -35,5 +36,29 @@ public struct DNSFailure: Error, Sendable, Equatable, CustomStringConvertible {
         default: kind = .other
         }
         return DNSFailure(kind: kind, code: Int(status), message: String(cString: ares_strerror(status)))
+    }
+}
+
+/// A name resolved through an uplink: its addresses and how long the answer may be kept.
+public struct DNSAnswer: Sendable, Equatable {
+    public var addresses: [IPAddress]
+    /// The smallest TTL of the answer's records, CNAMEs included.
+    public var ttlSeconds: Int
+
+    public init(addresses: [IPAddress], ttlSeconds: Int) {
+        self.addresses = addresses
+        self.ttlSeconds = ttlSeconds
+    }
+}
+
+/// One lookup's outcome and what it cost on the wire (IP level, every query and
+/// answer with its headers, retries included).
+public struct DNSLookup: Sendable {
+    public var result: Result<DNSAnswer, DNSFailure>
+    public var bytes: Int
+
+    public init(result: Result<DNSAnswer, DNSFailure>, bytes: Int) {
+        self.result = result
+        self.bytes = bytes
     }
 }

@@ -32,15 +32,15 @@ public final class DNSResolver: NameResolving {
     /// `completion` runs once, on the loop, within about `timeoutMilliseconds`.
     public func resolve(_ name: String, family: AddressFamily, interface: InterfaceName?, servers: [IPAddress],
                         timeoutMilliseconds: Int,
-                        completion: @escaping (Result<[IPAddress], DNSFailure>) -> Void) {
+                        completion: @escaping (DNSLookup) -> Void) {
         guard !servers.isEmpty else {
             let failure = DNSFailure(kind: .noServers, code: 0, message: "no DNS servers known")
-            loop.schedule(afterMilliseconds: 0) { completion(.failure(failure)) }
+            loop.schedule(afterMilliseconds: 0) { completion(DNSLookup(result: .failure(failure), bytes: 0)) }
             return
         }
         guard DNSResolver.libraryInit == ARES_SUCCESS else {
             let failure = DNSFailure.status(DNSResolver.libraryInit)
-            loop.schedule(afterMilliseconds: 0) { completion(.failure(failure)) }
+            loop.schedule(afterMilliseconds: 0) { completion(DNSLookup(result: .failure(failure), bytes: 0)) }
             return
         }
         // Always answered from a later turn of the loop, even when c-ares fails at
@@ -66,7 +66,10 @@ private final class Lookup {
     /// NUL-terminated interface name for SO_BINDTODEVICE; nil for unbound lookups.
     let interface: [CChar]?
     var channel: ares_channel?
-    var completion: ((Result<[IPAddress], DNSFailure>) -> Void)?
+    var completion: ((DNSLookup) -> Void)?
+    /// What the channel's sockets carried (counted by the c-ares shim); freed with the
+    /// lookup, after the channel was destroyed.
+    let traffic: UnsafeMutablePointer<uplinkd_ares_traffic>
     var onDone: ((Lookup) -> Void)?
     var watched: Set<Int32> = []
     var retryTimer: EventLoop.TimerID?
@@ -74,7 +77,9 @@ private final class Lookup {
     /// errno of a failed SO_BINDTODEVICE, to tell "cannot bind" from "no answer".
     var bindErrno: Int32 = 0
 
-    init(loop: EventLoop, interface: String?, completion: @escaping (Result<[IPAddress], DNSFailure>) -> Void) {
+    init(loop: EventLoop, interface: String?, completion: @escaping (DNSLookup) -> Void) {
+        traffic = .allocate(capacity: 1)
+        traffic.initialize(to: uplinkd_ares_traffic())
         self.loop = loop
         self.interface = interface.map { Array($0.utf8CString) }
         self.completion = completion
@@ -88,6 +93,8 @@ private final class Lookup {
         guard status == ARES_SUCCESS, let channel else { return finish(.failure(.status(status))) }
         // The configure callback runs before connect(): binding later would leave the
         // route and source address chosen through the primary.
+        // The shim opens the sockets (non-blocking, close-on-exec) to count their bytes.
+        uplinkd_ares_count_traffic(channel, traffic)
         if interface != nil { ares_set_socket_configure_callback(channel, Lookup.socketCreatedTrampoline, user) }
         let list = servers.map { $0.family == .ipv6 ? "[\($0)]:53" : "\($0):53" }.joined(separator: ",")
         status = ares_set_servers_ports_csv(channel, list)
@@ -125,7 +132,8 @@ private final class Lookup {
             }
             return lookup.finish(.failure(.status(status)))
         }
-        lookup.finish(.success(Lookup.addresses(in: result.pointee.nodes)))
+        lookup.finish(.success(DNSAnswer(addresses: Lookup.addresses(in: result.pointee.nodes),
+                                         ttlSeconds: Lookup.ttlSeconds(of: result.pointee))))
     }
 
     /// SO_BINDTODEVICE on every query socket, UDP and TCP alike, before it connects
@@ -189,14 +197,19 @@ private final class Lookup {
         }
     }
 
-    private func finish(_ result: Result<[IPAddress], DNSFailure>) {
+    deinit {
+        traffic.deinitialize(count: 1)
+        traffic.deallocate()
+    }
+
+    private func finish(_ result: Result<DNSAnswer, DNSFailure>) {
         guard let completion else { return }
         self.completion = nil
         if let deadlineTimer { loop.cancel(deadlineTimer) }
         if let retryTimer { loop.cancel(retryTimer) }
         deadlineTimer = nil
         retryTimer = nil
-        completion(result)
+        completion(DNSLookup(result: result, bytes: Int(traffic.pointee.ip_bytes)))
         onDone?(self)
         onDone = nil
     }
@@ -214,6 +227,22 @@ private final class Lookup {
         channel = nil
         for socket in watched { loop.unwatch(socket) }
         watched = []
+    }
+
+    /// The answer's lifetime: the smallest TTL of its records, CNAMEs included.
+    static func ttlSeconds(of result: ares_addrinfo) -> Int {
+        var smallest = Int.max
+        var node = result.nodes
+        while let current = node {
+            smallest = min(smallest, Int(max(0, current.pointee.ai_ttl)))
+            node = current.pointee.ai_next
+        }
+        var alias = result.cnames
+        while let current = alias {
+            smallest = min(smallest, Int(max(0, current.pointee.ttl)))
+            alias = current.pointee.next
+        }
+        return smallest == Int.max ? 0 : smallest
     }
 
     static func addresses(in first: UnsafeMutablePointer<ares_addrinfo_node>?) -> [IPAddress] {

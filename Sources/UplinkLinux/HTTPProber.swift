@@ -1,5 +1,6 @@
 import CCurl
 import CCurlShim
+import CLinuxShim
 import Glibc
 import UplinkCore
 
@@ -24,6 +25,9 @@ public final class HTTPProber: ProbeSending {
     /// transfers using each: libcurl's own cache is per multi handle, and an answer
     /// pinned for one uplink must never serve another.
     private var pinCaches: [String: (share: UnsafeMutableRawPointer, users: Int)] = [:]
+    /// Which transfer opened each open probe socket, so its bytes are counted when
+    /// libcurl closes it (through the prober, which outlives every socket).
+    private var socketOwners: [Int32: Transfer] = [:]
 
     private static let globalInit: Void = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
@@ -78,6 +82,7 @@ public final class HTTPProber: ProbeSending {
         guard let easy = curl_easy_init() else { throw CurlError(easy: CURLE_OUT_OF_MEMORY, "curl_easy_init") }
         let transfer = Transfer(easy: easy, request: request, bodyLimitBytes: settings.bodyLimitBytes,
                                 startNanoseconds: loop.time.monotonicNanoseconds, completion: completion)
+        transfer.owner = self
         do {
             try configure(transfer, settings: settings)
             try pin(transfer)
@@ -167,6 +172,10 @@ public final class HTTPProber: ProbeSending {
         try check(uplinkd_easy_set_slist(easy, CURLOPT_HTTPHEADER, headers), "headers")
         try check(uplinkd_easy_set_write_callback(easy, HTTPProber.writeTrampoline,
                                                    Unmanaged.passUnretained(transfer).toOpaque()), "body callback")
+        // The prober opens and closes the sockets, to read TCP_INFO before the close:
+        // the bytes counted are the ones on the wire, retransmissions included.
+        try check(uplinkd_easy_set_socket_callbacks(easy, HTTPProber.openSocketTrampoline, HTTPProber.closeSocketTrampoline,
+                                                     Unmanaged.passUnretained(transfer).toOpaque()), "socket callbacks")
     }
 
     // MARK: libcurl callbacks (non-capturing; `self` comes back from the user pointer)
@@ -174,6 +183,25 @@ public final class HTTPProber: ProbeSending {
     private static let writeTrampoline: uplinkd_write_callback = { data, size, count, user in
         let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
         return transfer.append(data, size * count)
+    }
+
+    private static let openSocketTrampoline: uplinkd_open_socket_callback = { user, _, address in
+        let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+        guard let address else { return CURL_SOCKET_BAD }
+        let descriptor = socket(address.pointee.family, address.pointee.socktype | Int32(UPLINKD_SOCK_CLOEXEC),
+                                address.pointee.protocol)
+        guard descriptor >= 0 else { return CURL_SOCKET_BAD }
+        transfer.openSockets.insert(descriptor)
+        transfer.owner?.socketOwners[descriptor] = transfer
+        return descriptor
+    }
+
+    private static let closeSocketTrampoline: uplinkd_close_socket_callback = { user, descriptor in
+        let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+        // The transfer that opened it (the same, unless libcurl kept a connection).
+        let owner = transfer.owner?.socketOwners.removeValue(forKey: descriptor) ?? transfer
+        owner.socketClosing(descriptor)
+        return close(descriptor)
     }
 
     private static let socketTrampoline: uplinkd_socket_callback = { _, socket, what, user, _ in
@@ -246,6 +274,7 @@ public final class HTTPProber: ProbeSending {
             guard let transfer = transfers.removeValue(forKey: easy) else { continue }
             curl_multi_remove_handle(multi, easy)
             let result = transfer.result(code: code, nowNanoseconds: loop.time.monotonicNanoseconds)
+            for descriptor in transfer.openSockets { socketOwners.removeValue(forKey: descriptor) }
             release(transfer)
             transfer.completion(result)
         }

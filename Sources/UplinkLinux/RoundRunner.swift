@@ -17,9 +17,10 @@ public final class RoundRunner {
         self.resolver = resolver
     }
 
-    /// Runs the round `plan` describes with `configuration`'s probes and rules.
-    /// `completion` gets the report exactly once, on the loop; its elapsed time counts
-    /// from `startedMilliseconds` (default: now).
+    /// Runs the round `plan` describes (its probes, time limits and reusable DNS
+    /// answers) with `configuration`'s rules. `completion` gets the report exactly
+    /// once, on the loop; its elapsed time counts from `startedMilliseconds` (default:
+    /// now).
     public func run(_ plan: RoundPlan, configuration: Configuration, startedMilliseconds: Int? = nil,
                     completion: @escaping (CheckReport) -> Void) {
         let started = startedMilliseconds ?? loop.nowMilliseconds
@@ -29,15 +30,23 @@ public final class RoundRunner {
             servers = DNSServerFinder(settings: configuration.dns)
                 .servers(for: plan.interface, index: plan.index, configured: configuration.interfaces[plan.interface]?.dnsServers)
         }
-        let requests = CheckPlanner.requests(for: plan.interface, link: plan.link, probes: configuration.probes)
+        var requests = CheckPlanner.requests(for: plan.interface, link: plan.link, probes: plan.probes)
+        for index in requests.indices {
+            guard let host = requests[index].hostNeedingResolution,
+                  let cached = plan.cachedAnswers[DNSAnswerCache.Key(host: host, family: requests[index].family)] else { continue }
+            requests[index].addresses = cached
+        }
         let context = RoundContext(dns: servers ?? .none, dnsSettings: configuration.dns,
-                                   settings: ProbeSettings(configuration: configuration),
+                                   dnsTimeoutMilliseconds: plan.dnsTimeoutMilliseconds,
+                                   settings: ProbeSettings(configuration: configuration, timeoutMilliseconds: plan.timeoutMilliseconds),
                                    validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds)
         probe(requests, context: context) { [loop] probes, knownAnswers in
-            completion(CheckPlanner.report(
+            var report = CheckPlanner.report(
                 interface: plan.interface, kind: plan.kind, link: plan.link, results: probes,
-                thresholdPercent: configuration.successThresholdPercent,
-                elapsedMilliseconds: loop.nowMilliseconds - started, dns: servers, knownAnswers: knownAnswers))
+                thresholdPercent: plan.thresholdPercent,
+                elapsedMilliseconds: loop.nowMilliseconds - started, dns: servers, knownAnswers: knownAnswers)
+            report.purpose = plan.purpose
+            completion(report)
         }
     }
 
@@ -45,6 +54,7 @@ public final class RoundRunner {
     private struct RoundContext {
         var dns: DNSServers
         var dnsSettings: DNSSettings
+        var dnsTimeoutMilliseconds: Int
         var settings: ProbeSettings
         var validatorTimeoutMilliseconds: Int
     }
@@ -68,7 +78,8 @@ public final class RoundRunner {
         let started = loop.nowMilliseconds
         var lookups: [String: [(slot: Int, request: ProbeRequest)]] = [:]
         for (slot, request) in requests.enumerated() {
-            guard let host = request.hostNeedingResolution else {
+            // IP literals, and names whose answer this round may reuse, go out at once.
+            guard let host = request.hostNeedingResolution, request.addresses.isEmpty else {
                 send(request, slot: slot, round: round, context: context)
                 continue
             }
@@ -83,7 +94,7 @@ public final class RoundRunner {
                     let elapsed = self.loop.nowMilliseconds - started
                     for (index, waiter) in (lookups[key] ?? []).enumerated() {
                         // The lookup's bytes are counted once, on its first probe.
-                        self.resolved(waiter.request, slot: waiter.slot, judged, bytes: index == 0 ? judged.bytes : 0,
+                        self.resolved(waiter.request, slot: waiter.slot, judged, bytes: index == 0 ? answer.bytes : 0,
                                       elapsedMilliseconds: elapsed, round: round, context: context)
                     }
                 }
@@ -93,10 +104,11 @@ public final class RoundRunner {
         for (offset, family) in knownFamilies.sorted(by: { $0.rawValue < $1.rawValue }).enumerated() {
             let known = context.dnsSettings.knownAnswer!
             let interface = requests[0].interface
-            resolve(known.name, family: family, interface, context) { answer in
+            resolve(known.name, family: family, interface, context) { lookup in
                 let verdict: KnownAnswerResult
-                switch answer {
-                case .success(let addresses):
+                switch lookup.result {
+                case .success(let answer):
+                    let addresses = answer.addresses
                     verdict = KnownAnswerResult.judge(addresses, expected: known)
                     if case .mismatch = verdict {
                         Log.warning("\(interface): DNS answers \(known.name) with \(addresses.map(\.description).joined(separator: ", ")), not \(known.addresses.map(\.description).joined(separator: ", ")): the resolver lies")
@@ -110,10 +122,10 @@ public final class RoundRunner {
     }
 
     private func resolve(_ name: String, family: AddressFamily, _ interface: InterfaceName, _ context: RoundContext,
-                         completion: @escaping (Result<[IPAddress], DNSFailure>) -> Void) {
+                         completion: @escaping (DNSLookup) -> Void) {
         resolver.resolve(name, family: family, interface: context.dns.bindsToInterface ? interface : nil,
                          servers: context.dns.ordered(for: family),
-                         timeoutMilliseconds: context.dnsSettings.timeoutMilliseconds, completion: completion)
+                         timeoutMilliseconds: context.dnsTimeoutMilliseconds, completion: completion)
     }
 
     private func resolved(_ request: ProbeRequest, slot: Int, _ answer: NameAnswer, bytes: Int,
@@ -122,14 +134,15 @@ public final class RoundRunner {
         switch answer.verdict {
         case .failed(let reason):
             round.fill(slot, with: .probe(ProbeResult(request: request, outcome: .failure(reason),
-                                                      elapsedMilliseconds: elapsed, bytes: bytes)))
+                                                      elapsedMilliseconds: elapsed, bytes: bytes, dnsMilliseconds: elapsed)))
         case .hijacked(let answers):
             pinned.addresses = answers
             round.fill(slot, with: .probe(ProbeResult(request: pinned, outcome: .dnsHijack(answers),
-                                                      elapsedMilliseconds: elapsed, bytes: bytes)))
-        case .pinned(let answers):
+                                                      elapsedMilliseconds: elapsed, bytes: bytes, dnsMilliseconds: elapsed)))
+        case .pinned(let answers, let ttlSeconds):
             pinned.addresses = answers
-            send(pinned, slot: slot, round: round, context: context, extraBytes: bytes, extraMilliseconds: elapsed)
+            send(pinned, slot: slot, round: round, context: context, extraBytes: bytes,
+                 lookup: (milliseconds: elapsed, ttlSeconds: ttlSeconds))
         }
     }
 
@@ -138,52 +151,45 @@ public final class RoundRunner {
         enum Verdict {
             case failed(TransportFailure)
             case hijacked([IPAddress])
-            case pinned([IPAddress])
+            case pinned([IPAddress], ttlSeconds: Int)
         }
 
         let verdict: Verdict
-        let bytes: Int
 
-        init(_ answer: Result<[IPAddress], DNSFailure>, host: String, request: ProbeRequest, hijackCheck: Bool) {
-            bytes = RoundRunner.estimatedDNSBytes(name: host, answer: answer)
+        init(_ lookup: DNSLookup, host: String, request: ProbeRequest, hijackCheck: Bool) {
             let prefix = "\(request.interface) \(request.family.rawValue)"
-            switch answer {
+            switch lookup.result {
             case .failure(let failure):
                 Log.info("\(prefix): cannot resolve \(host): \(failure)")
                 verdict = .failed(failure.kind == .bindFailed ? .bindFailed : .dnsFailed)
-            case .success(let addresses):
+            case .success(let answer):
+                let addresses = answer.addresses
                 switch DNSEvidence.judge(addresses, family: request.family, hijackCheck: hijackCheck) {
                 case .hijacked(let answers):
                     Log.info("\(prefix): \(host) resolves to \(answers.map(\.description).joined(separator: ", ")) through its DNS: hijacked")
                     verdict = .hijacked(answers)
                 case .pin(let answers):
                     // Nothing left to pin (only IPv4-mapped AAAA answers, say): no usable answer.
-                    verdict = answers.isEmpty ? .failed(.dnsFailed) : .pinned(answers)
+                    verdict = answers.isEmpty ? .failed(.dnsFailed) : .pinned(answers, ttlSeconds: answer.ttlSeconds)
                 }
             }
         }
     }
 
     private func send(_ request: ProbeRequest, slot: Int, round: Round, context: RoundContext,
-                      extraBytes: Int = 0, extraMilliseconds: Int = 0) {
+                      extraBytes: Int = 0, lookup: (milliseconds: Int, ttlSeconds: Int)? = nil) {
         prober.send(request, settings: context.settings) { [loop] result in
             var result = result
             result.bytes += extraBytes
-            result.elapsedMilliseconds += extraMilliseconds
+            if let lookup {
+                result.elapsedMilliseconds += lookup.milliseconds
+                result.dnsMilliseconds = lookup.milliseconds
+                result.dnsTTLSeconds = lookup.ttlSeconds
+            }
             ValidatorRunner.validate(result, loop: loop, timeoutMilliseconds: context.validatorTimeoutMilliseconds) { validated in
                 round.fill(slot, with: .probe(validated))
             }
         }
-    }
-
-    /// c-ares does not report packet sizes, so a lookup's cost is estimated from the
-    /// DNS wire format: a query (12-byte header, the name, type and class) and an
-    /// answer that repeats it and adds one record per address.
-    static func estimatedDNSBytes(name: String, answer: Result<[IPAddress], DNSFailure>) -> Int {
-        let question = 12 + name.utf8.count + 2 + 4
-        guard case .success(let addresses) = answer else { return question }
-        let records = addresses.reduce(0) { $0 + 12 + ($1.family == .ipv4 ? 4 : 16) }
-        return question + question + records
     }
 
     private enum Part {

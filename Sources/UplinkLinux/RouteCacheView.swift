@@ -45,7 +45,8 @@ struct RouteCacheView {
                 let gateway = rtnl_route_nh_get_gateway(nexthop).flatMap(RouteCacheView.ipAddress)
                 routesByIndex[rtnl_route_nh_get_ifindex(nexthop), default: []].append(
                     DefaultRoute(family: family, gateway: gateway, metric: Int(rtnl_route_get_priority(route)),
-                                 table: Int(rtnl_route_get_table(route))))
+                                 table: Int(rtnl_route_get_table(route)),
+                                 protocolNumber: Int(rtnl_route_get_protocol(route))))
             }
         }
         var result: [Int: LinkFacts] = [:]

@@ -20,11 +20,13 @@ enum CheckCommand {
         guard var configuration = loadConfigurationOrReport(explicitPath: parsed.configPath) else {
             return ExitStatus.configuration
         }
-        if let timeout = parsed.timeoutMilliseconds { configuration.probeTimeoutMilliseconds = timeout }
-        if let threshold = parsed.thresholdPercent { configuration.successThresholdPercent = threshold }
+        // Over every layer of the file, `[interface NAME]` included.
+        if let timeout = parsed.timeoutMilliseconds { configuration.commandLine.timeoutMilliseconds = timeout }
+        if let threshold = parsed.thresholdPercent { configuration.commandLine.successThresholdPercent = threshold }
         if !parsed.probes.isEmpty {
             configuration.useDefaultProbes = false
             configuration.customProbes = parsed.probes
+            configuration.commandLine.probeNames = parsed.probes.map(\.name)
             if configuration.httpsOnly, let plain = parsed.probes.first(where: { $0.url.scheme == .http }) {
                 return usageFailure("--url \(plain.url): https-only is set in the configuration")
             }

@@ -48,6 +48,7 @@ enum StatusCommand {
                 if let source = uplink.dnsSource {
                     line += ", dns from \(source.rawValue)" + (source.isPerUplink ? "" : " (not per-uplink)")
                 }
+                line += uplink.metered ? ", metered" : ""
                 line += ", \(uplink.bytesToday) probe bytes today"
                 if let budget = uplink.budgetBytes {
                     line += " of \(budget)" + (uplink.budgetExhausted ? " (budget spent: probing on link events only)" : "")

@@ -22,18 +22,22 @@ struct AgentConfigurationTests {
             daily-budget = 512KiB
             """)
         let agent = configuration.agent
-        #expect(agent.intervalMilliseconds == 600_000)
-        #expect(agent.suspectIntervalMilliseconds == 500)
-        #expect(agent.failuresToLeaveOnline == 3)
-        #expect(agent.successesToReturnOnline == 1)
+        let probing = configuration.probing
+        #expect(probing.intervalMilliseconds == 600_000)
+        #expect(probing.suspectIntervalMilliseconds == 500)
+        #expect(probing.failuresToLeaveOnline == 3)
+        #expect(probing.successesToReturnOnline == 1)
         #expect(agent.holdDownMilliseconds == 0)
-        #expect(!agent.probeWhenOnline)
+        #expect(probing.probeWhenOnline == false)
         #expect(agent.priority == ["eth1", "wifi", "wwan", "ethernet"])
         #expect(agent.wwanDailyBudgetBytes == 2 << 20)
         #expect(agent.stateFilePath == "/tmp/uplinkd/state")
         #expect(agent.hooksDirectory == "/tmp/hooks.d")
         #expect(agent.hookTimeoutMilliseconds == 10_000)
-        #expect(configuration.interfaces["wwan0"]?.dailyBudgetBytes == 512 << 10)
+        #expect(configuration.interfaces["wwan0"]?.probing.dailyBudget == .value(512 << 10))
+        #expect(configuration.probingSettings(for: "wwan0", kind: .wwan, metered: true).dailyBudgetBytes == 512 << 10)
+        #expect(configuration.probingSettings(for: "wwan1", kind: .wwan, metered: true).dailyBudgetBytes == 2 << 20)
+        #expect(configuration.probingSettings(for: "eth0", kind: .ethernet, metered: false).dailyBudgetBytes == nil)
     }
 
     @Test(arguments: [

@@ -4,11 +4,21 @@ import UplinkTestSupport
 
 @Suite("AgentCore")
 struct AgentCoreTests {
-    private func report(_ name: InterfaceName, _ assessment: Assessment, bytes: Int = 500) -> CheckReport {
-        CheckReport(interface: name, kind: .ethernet, assessment: assessment, families: [.ipv4: assessment],
-                    probes: [ProbeReport(name: "a", url: "http://x/", family: .ipv4, judgement: .valid, status: 204,
-                                         elapsedMilliseconds: 1, bytes: bytes)],
-                    elapsedMilliseconds: 1)
+    private func report(_ name: InterfaceName, _ assessment: Assessment, bytes: Int = 500,
+                        purpose: RoundPurpose = .full) -> CheckReport {
+        var report = CheckReport(interface: name, kind: .ethernet, assessment: assessment, families: [.ipv4: assessment],
+                                 probes: [ProbeReport(name: "a", url: "http://x/", family: .ipv4,
+                                                      judgement: assessment.verdict == .online ? .valid : .broken(reason: .timeout),
+                                                      status: 204, elapsedMilliseconds: 1, bytes: bytes)],
+                                 elapsedMilliseconds: 1)
+        report.purpose = purpose
+        return report
+    }
+
+    private func plans(_ actions: [AgentCore.Action]) -> [InterfaceName: (generation: Int, purpose: RoundPurpose)] {
+        var result: [InterfaceName: (generation: Int, purpose: RoundPurpose)] = [:]
+        for case .startRound(let plan, let generation) in actions { result[plan.interface] = (generation, plan.purpose) }
+        return result
     }
 
     private func rounds(_ actions: [AgentCore.Action]) -> [String: Int] {
@@ -24,7 +34,7 @@ struct AgentCoreTests {
     @Test func startUpProbesAtOnceThenPicksThePrimary() throws {
         var core = AgentCore(configuration: configuration(policy()))
         let eth0 = usableLink("eth0", index: 2), wwan0 = usableLink("wwan0", index: 3)
-        let started = core.linksChanged(uplinks: [(eth0, .ethernet), (wwan0, .wwan)], events: [], now: at(0))
+        let started = core.linksChanged(uplinks: [ObservedUplink(facts: eth0, kind: .ethernet), ObservedUplink(facts: wwan0, kind: .wwan)], events: [], now: at(0))
         let generations = rounds(started)
         #expect(Set(generations.keys) == ["eth0", "wwan0"])
         let afterWwan = core.roundFinished(report("wwan0", online), generation: generations["wwan0"]!, now: at(50))
@@ -39,7 +49,7 @@ struct AgentCoreTests {
     @Test func recoveredUplinkWaitsForHoldDown() throws {
         var core = AgentCore(configuration: configuration(policy()))
         let eth0 = usableLink("eth0", index: 2), wwan0 = usableLink("wwan0", index: 3)
-        let started = rounds(core.linksChanged(uplinks: [(eth0, .ethernet), (wwan0, .wwan)], events: [], now: at(0)))
+        let started = rounds(core.linksChanged(uplinks: [ObservedUplink(facts: eth0, kind: .ethernet), ObservedUplink(facts: wwan0, kind: .wwan)], events: [], now: at(0)))
         _ = core.roundFinished(report("eth0", limited), generation: started["eth0"]!, now: at(10))
         _ = core.roundFinished(report("wwan0", online), generation: started["wwan0"]!, now: at(20))
         #expect(core.primary == "wwan0")
@@ -55,7 +65,11 @@ struct AgentCoreTests {
         #expect(core.verdict(of: "eth0")?.verdict == .online)
         #expect(core.primary == "wwan0")
         #expect(core.nextWakeMilliseconds() == 61_010 + 30_000)
-        let later = core.tick(now: at(91_010))
+        // Its hold-down over, eth0 was last validated 30 s ago: verified first, then primary.
+        let verify = try #require(plans(core.tick(now: at(91_010)))["eth0"])
+        #expect(verify.purpose == .verify)
+        #expect(core.primary == "wwan0")
+        let later = core.roundFinished(report("eth0", online, purpose: .verify), generation: verify.generation, now: at(91_020))
         #expect(core.primary == "eth0")
         #expect(hooks(later).first?.primary == "eth0")
         #expect(hooks(later).first?.previousPrimary == "wwan0")
@@ -64,7 +78,7 @@ struct AgentCoreTests {
     @Test func carrierLossIsImmediateAndStaleRoundsAreIgnored() throws {
         var core = AgentCore(configuration: configuration(policy()))
         let eth0 = usableLink("eth0", index: 2)
-        let first = rounds(core.linksChanged(uplinks: [(eth0, .ethernet)], events: [], now: at(0)))
+        let first = rounds(core.linksChanged(uplinks: [ObservedUplink(facts: eth0, kind: .ethernet)], events: [], now: at(0)))
         _ = core.roundFinished(report("eth0", online), generation: first["eth0"]!, now: at(10))
         #expect(core.primary == "eth0")
         // A periodic round starts, then carrier drops while it is in flight.
@@ -72,7 +86,7 @@ struct AgentCoreTests {
         #expect(periodic["eth0"] != nil)
         var lost = eth0
         lost.carrier = false
-        let actions = core.linksChanged(uplinks: [(lost, .ethernet)], events: [.carrierChanged(lost)], now: at(60_020))
+        let actions = core.linksChanged(uplinks: [ObservedUplink(facts: lost, kind: .ethernet)], events: [.carrierChanged(lost)], now: at(60_020))
         #expect(core.verdict(of: "eth0") == Assessment(.down, reason: .noCarrier))
         #expect(core.primary == nil)
         #expect(hooks(actions).map(\.kind) == [.verdict, .primary])
@@ -81,48 +95,56 @@ struct AgentCoreTests {
         #expect(core.verdict(of: "eth0")?.verdict == .down)
         #expect(core.nextWakeMilliseconds() == nil)
         // Carrier back: probe at once; that round decides without hysteresis.
-        let back = rounds(core.linksChanged(uplinks: [(eth0, .ethernet)], events: [.carrierChanged(eth0)], now: at(61_000)))
+        let back = rounds(core.linksChanged(uplinks: [ObservedUplink(facts: eth0, kind: .ethernet)], events: [.carrierChanged(eth0)], now: at(61_000)))
         #expect(back["eth0"] != nil)
         _ = core.roundFinished(report("eth0", online), generation: back["eth0"]!, now: at(61_010))
         #expect(core.verdict(of: "eth0")?.verdict == .online)
     }
 
-    @Test func suspectUplinksAreProbedFaster() throws {
+    @Test func aFailedLightRoundStartsFullRoundsWhichAloneLeaveOnline() throws {
         var core = AgentCore(configuration: configuration(policy()))
         let eth0 = usableLink("eth0", index: 2)
-        var generation = rounds(core.linksChanged(uplinks: [(eth0, .ethernet)], events: [], now: at(0)))["eth0"]!
+        var generation = rounds(core.linksChanged(uplinks: [ObservedUplink(facts: eth0, kind: .ethernet)], events: [], now: at(0)))["eth0"]!
         _ = core.roundFinished(report("eth0", online), generation: generation, now: at(0))
         #expect(core.nextWakeMilliseconds() == 60_000)
-        generation = rounds(core.tick(now: at(60_000)))["eth0"]!
-        _ = core.roundFinished(report("eth0", limited), generation: generation, now: at(60_000))
+        // The steady round is a light one; its failure changes nothing but asks for a
+        // full round at once.
+        let light = try #require(plans(core.tick(now: at(60_000)))["eth0"])
+        #expect(light.purpose == .light)
+        let full = try #require(plans(core.roundFinished(report("eth0", limited, purpose: .light),
+                                                         generation: light.generation, now: at(60_000)))["eth0"])
+        #expect(full.purpose == .full)
         #expect(core.verdict(of: "eth0")?.verdict == .online)
-        #expect(core.nextWakeMilliseconds() == 61_000)
-        generation = rounds(core.tick(now: at(61_000)))["eth0"]!
-        let actions = core.roundFinished(report("eth0", limited), generation: generation, now: at(61_000))
+        // Two failed full rounds (the hysteresis here), a suspect interval apart.
+        _ = core.roundFinished(report("eth0", limited), generation: full.generation, now: at(60_500))
+        #expect(core.verdict(of: "eth0")?.verdict == .online)
+        #expect(core.nextWakeMilliseconds() == 61_500)
+        generation = rounds(core.tick(now: at(61_500)))["eth0"]!
+        let actions = core.roundFinished(report("eth0", limited), generation: generation, now: at(61_500))
         #expect(core.verdict(of: "eth0")?.verdict == .limited)
         #expect(hooks(actions).first?.previousVerdict == .online)
     }
 
     @Test func spentBudgetStopsPeriodicProbesButNotLinkEvents() throws {
         var settings: [InterfaceName: InterfaceSettings] = [:]
-        settings["wwan0"] = InterfaceSettings(dailyBudgetBytes: 1_000)
+        settings["wwan0"] = withBudget(1_000)
         var core = AgentCore(configuration: configuration(policy(), interfaces: settings))
         let wwan0 = usableLink("wwan0", index: 3)
-        let generation = rounds(core.linksChanged(uplinks: [(wwan0, .wwan)], events: [], now: at(0)))["wwan0"]!
+        let generation = rounds(core.linksChanged(uplinks: [ObservedUplink(facts: wwan0, kind: .wwan)], events: [], now: at(0)))["wwan0"]!
         _ = core.roundFinished(report("wwan0", online, bytes: 1_500), generation: generation, now: at(10))
         #expect(rounds(core.tick(now: at(60_010))).isEmpty)
         #expect(core.state(now: at(60_010), pid: 1).uplinks.first?.budgetExhausted == true)
         var noRoute = wwan0
         noRoute.defaultRoutes = []
-        _ = core.linksChanged(uplinks: [(noRoute, .wwan)], events: [.defaultRouteRemoved(noRoute, defaultRoute(.ipv4))], now: at(60_020))
-        let event = core.linksChanged(uplinks: [(wwan0, .wwan)], events: [.defaultRouteAdded(wwan0, defaultRoute(.ipv4))], now: at(60_030))
+        _ = core.linksChanged(uplinks: [ObservedUplink(facts: noRoute, kind: .wwan)], events: [.defaultRouteRemoved(noRoute, defaultRoute(.ipv4))], now: at(60_020))
+        let event = core.linksChanged(uplinks: [ObservedUplink(facts: wwan0, kind: .wwan)], events: [.defaultRouteAdded(wwan0, defaultRoute(.ipv4))], now: at(60_030))
         #expect(rounds(event)["wwan0"] != nil)
     }
 
     @Test func vanishedUplinkGoesDownAndLosesPrimary() throws {
         var core = AgentCore(configuration: configuration(policy()))
         let eth0 = usableLink("eth0", index: 2)
-        let generation = rounds(core.linksChanged(uplinks: [(eth0, .ethernet)], events: [], now: at(0)))["eth0"]!
+        let generation = rounds(core.linksChanged(uplinks: [ObservedUplink(facts: eth0, kind: .ethernet)], events: [], now: at(0)))["eth0"]!
         _ = core.roundFinished(report("eth0", online), generation: generation, now: at(1))
         let actions = core.linksChanged(uplinks: [], events: [.disappeared(eth0)], now: at(2))
         let events = hooks(actions)
@@ -136,11 +158,11 @@ struct AgentCoreTests {
     @Test func roundOfAVanishedUplinkCannotDecideForItsSuccessor() throws {
         var core = AgentCore(configuration: configuration(policy()))
         let wwan0 = usableLink("wwan0", index: 3)
-        let old = try #require(rounds(core.linksChanged(uplinks: [(wwan0, .wwan)], events: [], now: at(0)))["wwan0"])
+        let old = try #require(rounds(core.linksChanged(uplinks: [ObservedUplink(facts: wwan0, kind: .wwan)], events: [], now: at(0)))["wwan0"])
         // The modem re-enumerates while its first round is in flight.
         _ = core.linksChanged(uplinks: [], events: [.disappeared(wwan0)], now: at(10))
         let reborn = usableLink("wwan0", index: 9)
-        let fresh = try #require(rounds(core.linksChanged(uplinks: [(reborn, .wwan)], events: [.appeared(reborn)], now: at(20)))["wwan0"])
+        let fresh = try #require(rounds(core.linksChanged(uplinks: [ObservedUplink(facts: reborn, kind: .wwan)], events: [.appeared(reborn)], now: at(20)))["wwan0"])
         #expect(fresh != old)
         _ = core.roundFinished(report("wwan0", online), generation: old, now: at(30))
         #expect(core.verdict(of: "wwan0")?.verdict == .unknown)
@@ -150,14 +172,14 @@ struct AgentCoreTests {
 
     @Test func budgetSurvivesReEnumerationAndLiftsWithTheNextWindow() throws {
         var settings: [InterfaceName: InterfaceSettings] = [:]
-        settings["wwan0"] = InterfaceSettings(dailyBudgetBytes: 1_000)
+        settings["wwan0"] = withBudget(1_000)
         var core = AgentCore(configuration: configuration(policy(), interfaces: settings))
         let wwan0 = usableLink("wwan0", index: 3)
-        let first = try #require(rounds(core.linksChanged(uplinks: [(wwan0, .wwan)], events: [], now: at(0)))["wwan0"])
+        let first = try #require(rounds(core.linksChanged(uplinks: [ObservedUplink(facts: wwan0, kind: .wwan)], events: [], now: at(0)))["wwan0"])
         _ = core.roundFinished(report("wwan0", online, bytes: 1_500), generation: first, now: at(0))
         _ = core.linksChanged(uplinks: [], events: [.disappeared(wwan0)], now: at(10))
         let reborn = usableLink("wwan0", index: 9)
-        let second = try #require(rounds(core.linksChanged(uplinks: [(reborn, .wwan)], events: [.appeared(reborn)], now: at(20)))["wwan0"])
+        let second = try #require(rounds(core.linksChanged(uplinks: [ObservedUplink(facts: reborn, kind: .wwan)], events: [.appeared(reborn)], now: at(20)))["wwan0"])
         _ = core.roundFinished(report("wwan0", online, bytes: 100), generation: second, now: at(30))
         #expect(core.state(now: at(40), pid: 1).uplinks.first?.bytesToday == 1_600)
         // The periodic round is refused and postponed to the end of the window.
@@ -169,10 +191,10 @@ struct AgentCoreTests {
 
     @Test func probeNowAfterAPortalHookOverridesTheSchedule() throws {
         var settings: [InterfaceName: InterfaceSettings] = [:]
-        settings["wlan0"] = InterfaceSettings(dailyBudgetBytes: 1_000)
+        settings["wlan0"] = withBudget(1_000)
         var core = AgentCore(configuration: configuration(policy(), interfaces: settings))
         let wlan0 = usableLink("wlan0", index: 4)
-        let first = try #require(rounds(core.linksChanged(uplinks: [(wlan0, .wifi)], events: [], now: at(0)))["wlan0"])
+        let first = try #require(rounds(core.linksChanged(uplinks: [ObservedUplink(facts: wlan0, kind: .wifi)], events: [], now: at(0)))["wlan0"])
         // Asked while the round is in flight: the next round follows right after it.
         #expect(rounds(core.probeNow("wlan0", now: at(5))).isEmpty)
         let next = rounds(core.roundFinished(report("wlan0", captive, bytes: 2_000), generation: first, now: at(10)))
@@ -186,7 +208,7 @@ struct AgentCoreTests {
     @Test func uplinkDroppedByConfigurationIsNotAnUplink() throws {
         var core = AgentCore(configuration: configuration(policy()))
         let eth0 = usableLink("eth0", index: 2)
-        let generation = rounds(core.linksChanged(uplinks: [(eth0, .ethernet)], events: [], now: at(0)))["eth0"]!
+        let generation = rounds(core.linksChanged(uplinks: [ObservedUplink(facts: eth0, kind: .ethernet)], events: [], now: at(0)))["eth0"]!
         _ = core.roundFinished(report("eth0", online), generation: generation, now: at(1))
         let events = hooks(core.linksChanged(uplinks: [], events: [], now: at(2)))
         #expect(events.first?.reason == .notAnUplink)
@@ -195,7 +217,7 @@ struct AgentCoreTests {
     @Test func stateSnapshotShowsPortalOnlyWhenCaptive() throws {
         var core = AgentCore(configuration: configuration(policy()))
         let wlan0 = usableLink("wlan0", index: 4)
-        let generation = rounds(core.linksChanged(uplinks: [(wlan0, .wifi)], events: [], now: at(0)))["wlan0"]!
+        let generation = rounds(core.linksChanged(uplinks: [ObservedUplink(facts: wlan0, kind: .wifi)], events: [], now: at(0)))["wlan0"]!
         _ = core.roundFinished(report("wlan0", captive), generation: generation, now: at(1_000))
         let state = core.state(now: at(2_000), pid: 42)
         #expect(state.uplinks.first?.portalURL == "http://portal.example/login")

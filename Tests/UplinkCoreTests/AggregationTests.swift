@@ -20,8 +20,9 @@ struct AggregationTests {
     }
 
     @Test func defaultThresholdFromConfigurationIs50() {
-        #expect(Configuration().successThresholdPercent == 50)
-        let result = Aggregator.assess([.valid, timeout, timeout], thresholdPercent: Configuration().successThresholdPercent)
+        let threshold = Configuration().probingSettings(for: "eth0", kind: .ethernet, metered: false).successThresholdPercent
+        #expect(threshold == 50)
+        let result = Aggregator.assess([.valid, timeout, timeout], thresholdPercent: threshold)
         #expect(result.verdict == .limited)
     }
 

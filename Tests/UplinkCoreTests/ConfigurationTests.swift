@@ -36,8 +36,8 @@ struct ConfigurationTests {
             kind = other
             """#
         let c = try parse(text)
-        #expect(c.probeTimeoutMilliseconds == 2_500)
-        #expect(c.successThresholdPercent == 75)
+        #expect(c.probing.timeoutMilliseconds == 2_500)
+        #expect(c.probing.successThresholdPercent == 75)
         #expect(c.bodyLimitBytes == 8_192)
         #expect(c.httpsOnly == false)
         #expect(c.useDefaultProbes == false)
@@ -68,10 +68,10 @@ struct ConfigurationTests {
 
     @Test func otherDurationAndSizeForms() throws {
         let c = try parse("[check]\ntimeout = 1m\nvalidator-timeout = 100ms\nbody-limit = 256\nsuccess-threshold = 100\nhttps-only = off\n")
-        #expect(c.probeTimeoutMilliseconds == 60_000)
+        #expect(c.probing.timeoutMilliseconds == 60_000)
         #expect(c.validatorTimeoutMilliseconds == 100)
         #expect(c.bodyLimitBytes == 256)
-        #expect(c.successThresholdPercent == 100)
+        #expect(c.probing.successThresholdPercent == 100)
         #expect(c.httpsOnly == false)
         #expect(c.useDefaultProbes)
     }
@@ -79,8 +79,9 @@ struct ConfigurationTests {
     @Test func builtInDefaultsWhenEmpty() throws {
         let empty = try parse("")
         #expect(empty == Configuration())
-        #expect(empty.probeTimeoutMilliseconds == 5_000)
-        #expect(empty.successThresholdPercent == 50)
+        let defaults = empty.probingSettings(for: "eth0", kind: .ethernet, metered: false)
+        #expect(defaults.timeoutMilliseconds == 5_000)
+        #expect(defaults.successThresholdPercent == 50)
         #expect(empty.bodyLimitBytes == 4_096)
         #expect(empty.httpsOnly == false)
         #expect(empty.useDefaultProbes)
@@ -124,7 +125,7 @@ struct ConfigurationTests {
 
     @Test func crlfLinesAreAccepted() throws {
         let c = try parse("# comment\r\n[check]\r\ntimeout = 3s\r\nhttps-only = no\r\n\r\n[probe crlf]\r\nurl = http://crlf.example/x\r\nexpect-body = \"two words\"\r\n")
-        #expect(c.probeTimeoutMilliseconds == 3_000)
+        #expect(c.probing.timeoutMilliseconds == 3_000)
         let probe = try #require(c.customProbes.first)
         #expect(probe.url.pathAndQuery == "/x")
         #expect(probe.expectation.bodyEquals == "two words")
@@ -132,7 +133,7 @@ struct ConfigurationTests {
 
     @Test func crlfFileWithoutLeadingCommentIsAccepted() throws {
         let c = try parse("[check]\r\nsuccess-threshold = 60%\r\n")
-        #expect(c.successThresholdPercent == 60)
+        #expect(c.probing.successThresholdPercent == 60)
     }
 
     @Test func crlfErrorsCountLines() {

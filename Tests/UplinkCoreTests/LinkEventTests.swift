@@ -124,6 +124,6 @@ struct LinkEventTests {
         let route = defaultRoute(.ipv4, via: "10.231.1.1", metric: 300)
         let facts = link("eth0", index: 5, addresses: [address("10.231.1.2", 24)])
         let json = LinkReport.json(.defaultRouteRemoved(facts, route), kind: .ethernet).serialized()
-        #expect(json == #"{"event":"route-removed","interface":"eth0","index":5,"family":"ipv4","gateway":"10.231.1.1","metric":300,"table":254,"verdict":"down","reason":"no-route"}"#)
+        #expect(json == #"{"event":"route-removed","interface":"eth0","index":5,"family":"ipv4","gateway":"10.231.1.1","metric":300,"table":254,"protocol":3,"verdict":"down","reason":"no-route"}"#)
     }
 }

@@ -11,12 +11,12 @@ struct StateFileTests {
             UplinkStatus(interface: "wwan0", kind: .wwan, verdict: .captive, reason: .redirect, sinceWallSeconds: 200,
                          ipv4: .captive, ipv6: .limited, bytesToday: 9, budgetBytes: 1_048_576, budgetExhausted: true,
                          portalURL: "http://portal.example/login?a=1", ipv4Reason: .redirect, ipv6Reason: .dnsFailed,
-                         dnsSource: .resolvConf),
+                         dnsSource: .resolvConf, metered: true),
         ], writtenWallSeconds: 300, pid: 4242)
         let text = StateFileFormat.encode(state)
         #expect(text.contains("\nprimary eth0\n"))
-        #expect(text.contains("\nuplink eth0 ethernet online validated 100 online - 2345 - no - validated - dhclient\n"))
-        #expect(text.contains("\nuplink wwan0 wwan captive redirect 200 captive limited 9 1048576 yes http://portal.example/login?a=1 redirect dns-failed resolv.conf\n"))
+        #expect(text.contains("\nuplink eth0 ethernet online validated 100 online - 2345 - no - validated - dhclient no\n"))
+        #expect(text.contains("\nuplink wwan0 wwan captive redirect 200 captive limited 9 1048576 yes http://portal.example/login?a=1 redirect dns-failed resolv.conf yes\n"))
         #expect(try StateFileFormat.decode(text) == state)
     }
 

@@ -12,19 +12,54 @@ let captive = Assessment(.captive, reason: .redirect, portalURL: "http://portal.
 
 func policy(_ change: (inout AgentPolicy) -> Void = { _ in }) -> AgentPolicy {
     var policy = AgentPolicy()
-    policy.intervalMilliseconds = 60_000
-    policy.suspectIntervalMilliseconds = 1_000
-    policy.failuresToLeaveOnline = 2
-    policy.successesToReturnOnline = 2
     policy.holdDownMilliseconds = 30_000
     change(&policy)
     return policy
 }
 
-/// A configuration with this agent policy (and interface sections).
-func configuration(_ policy: AgentPolicy, interfaces: [InterfaceName: InterfaceSettings] = [:]) -> Configuration {
+/// Probing settings for the tests: a round every minute, back-off from 1 s, two
+/// rounds either way, no stall detection (tests that want it set it).
+func probing(_ change: (inout ProbingSettings) -> Void = { _ in }) -> ProbingSettings {
+    var settings = ProbingSettings.defaults(metered: false)
+    settings.intervalMilliseconds = 60_000
+    settings.suspectIntervalMilliseconds = 1_000
+    settings.failuresToLeaveOnline = 2
+    settings.successesToReturnOnline = 2
+    settings.stallWindowMilliseconds = nil
+    change(&settings)
+    return settings
+}
+
+/// `settings` as a layer that sets every one of them (the `[agent]` layer).
+func overrides(_ settings: ProbingSettings) -> ProbingOverrides {
+    var layer = ProbingOverrides()
+    layer.intervalMilliseconds = settings.intervalMilliseconds
+    layer.suspectIntervalMilliseconds = settings.suspectIntervalMilliseconds
+    layer.timeoutMilliseconds = settings.timeoutMilliseconds
+    layer.probeNames = settings.probeNames
+    layer.successThresholdPercent = settings.successThresholdPercent
+    layer.failuresToLeaveOnline = settings.failuresToLeaveOnline
+    layer.successesToReturnOnline = settings.successesToReturnOnline
+    layer.dailyBudget = settings.dailyBudgetBytes.map(Limit.value) ?? .off
+    layer.probeWhenOnline = settings.probeWhenOnline
+    layer.stallWindow = settings.stallWindowMilliseconds.map(Limit.value) ?? .off
+    return layer
+}
+
+/// An `[interface NAME]` section with only a daily budget.
+func withBudget(_ bytes: Int) -> InterfaceSettings {
+    var settings = InterfaceSettings()
+    settings.probing.dailyBudget = .value(bytes)
+    return settings
+}
+
+/// A configuration with this agent policy, these probing settings for every uplink,
+/// and interface sections.
+func configuration(_ policy: AgentPolicy, probing settings: ProbingSettings = probing(),
+                   interfaces: [InterfaceName: InterfaceSettings] = [:]) -> Configuration {
     var configuration = Configuration()
     configuration.agent = policy
+    configuration.probing = overrides(settings)
     configuration.interfaces = interfaces
     return configuration
 }

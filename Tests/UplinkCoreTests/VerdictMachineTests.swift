@@ -8,7 +8,7 @@ struct VerdictMachineTests {
         var machine = VerdictMachine(now: at(0))
         #expect(machine.verdict == .unknown)
         do {
-            let result = machine.roundFinished(limited, families: [:], policy: policy(), now: at(10))
+            let result = machine.roundFinished(limited, families: [:], settings: probing(), now: at(10))
             #expect(result)
         }
         #expect(machine.verdict == .limited)
@@ -17,25 +17,25 @@ struct VerdictMachineTests {
 
     @Test func leavingOnlineNeedsConsecutiveFailures() {
         var machine = VerdictMachine(now: at(0))
-        _ = machine.roundFinished(online, families: [:], policy: policy(), now: at(1))
+        _ = machine.roundFinished(online, families: [:], settings: probing(), now: at(1))
         do {
-            let result = machine.roundFinished(limited, families: [:], policy: policy(), now: at(2))
+            let result = machine.roundFinished(limited, families: [:], settings: probing(), now: at(2))
             #expect(!result)
         }
         #expect(machine.verdict == .online)
         #expect(machine.isSuspect)
         // A success in between resets the count.
         do {
-            let result = machine.roundFinished(online, families: [:], policy: policy(), now: at(3))
+            let result = machine.roundFinished(online, families: [:], settings: probing(), now: at(3))
             #expect(!result)
         }
         #expect(!machine.isSuspect)
         do {
-            let result = machine.roundFinished(limited, families: [:], policy: policy(), now: at(4))
+            let result = machine.roundFinished(limited, families: [:], settings: probing(), now: at(4))
             #expect(!result)
         }
         do {
-            let result = machine.roundFinished(captive, families: [:], policy: policy(), now: at(5))
+            let result = machine.roundFinished(captive, families: [:], settings: probing(), now: at(5))
             #expect(result)
         }
         #expect(machine.assessment == captive)
@@ -44,38 +44,38 @@ struct VerdictMachineTests {
 
     @Test func returningOnlineNeedsConsecutiveSuccesses() {
         var machine = VerdictMachine(now: at(0))
-        _ = machine.roundFinished(limited, families: [:], policy: policy(), now: at(1))
+        _ = machine.roundFinished(limited, families: [:], settings: probing(), now: at(1))
         do {
-            let result = machine.roundFinished(online, families: [:], policy: policy(), now: at(2))
+            let result = machine.roundFinished(online, families: [:], settings: probing(), now: at(2))
             #expect(!result)
         }
         #expect(machine.verdict == .limited)
         do {
-            let result = machine.roundFinished(online, families: [:], policy: policy(), now: at(3))
+            let result = machine.roundFinished(online, families: [:], settings: probing(), now: at(3))
             #expect(result)
         }
         #expect(machine.verdict == .online)
     }
 
     @Test func thresholdsOfOneActImmediately() {
-        let eager = policy { $0.failuresToLeaveOnline = 1; $0.successesToReturnOnline = 1 }
+        let eager = probing { $0.failuresToLeaveOnline = 1; $0.successesToReturnOnline = 1 }
         var machine = VerdictMachine(now: at(0))
-        _ = machine.roundFinished(online, families: [:], policy: eager, now: at(1))
+        _ = machine.roundFinished(online, families: [:], settings: eager, now: at(1))
         do {
-            let result = machine.roundFinished(limited, families: [:], policy: eager, now: at(2))
+            let result = machine.roundFinished(limited, families: [:], settings: eager, now: at(2))
             #expect(result)
         }
         do {
-            let result = machine.roundFinished(online, families: [:], policy: eager, now: at(3))
+            let result = machine.roundFinished(online, families: [:], settings: eager, now: at(3))
             #expect(result)
         }
     }
 
     @Test func captiveAndLimitedSwitchWithoutHysteresis() {
         var machine = VerdictMachine(now: at(0))
-        _ = machine.roundFinished(limited, families: [:], policy: policy(), now: at(1))
+        _ = machine.roundFinished(limited, families: [:], settings: probing(), now: at(1))
         do {
-            let result = machine.roundFinished(captive, families: [:], policy: policy(), now: at(2))
+            let result = machine.roundFinished(captive, families: [:], settings: probing(), now: at(2))
             #expect(result)
         }
         #expect(machine.verdict == .captive)
@@ -83,7 +83,7 @@ struct VerdictMachineTests {
 
     @Test func carrierLossIsDownAtOnceAndNextRoundDecides() {
         var machine = VerdictMachine(now: at(0))
-        _ = machine.roundFinished(online, families: [:], policy: policy(), now: at(1))
+        _ = machine.roundFinished(online, families: [:], settings: probing(), now: at(1))
         do {
             let result = machine.linkChanged(.down(reason: .noCarrier), now: at(2))
             #expect(result)
@@ -96,7 +96,7 @@ struct VerdictMachineTests {
         #expect(machine.verdict == .down)
         // Back from down: no hysteresis, the first round decides.
         do {
-            let result = machine.roundFinished(online, families: [.ipv4: online], policy: policy(), now: at(4))
+            let result = machine.roundFinished(online, families: [.ipv4: online], settings: probing(), now: at(4))
             #expect(result)
         }
         #expect(machine.verdict == .online)
@@ -105,10 +105,10 @@ struct VerdictMachineTests {
 
     @Test func sameVerdictKeepsSinceButRefreshesReason() {
         var machine = VerdictMachine(now: at(0))
-        _ = machine.roundFinished(limited, families: [:], policy: policy(), now: at(1))
+        _ = machine.roundFinished(limited, families: [:], settings: probing(), now: at(1))
         let refused = Assessment(.limited, reason: .refused)
         do {
-            let result = machine.roundFinished(refused, families: [:], policy: policy(), now: at(9))
+            let result = machine.roundFinished(refused, families: [:], settings: probing(), now: at(9))
             #expect(!result)
         }
         #expect(machine.assessment == refused)

@@ -34,7 +34,7 @@ final class FakeProber: ProbeSending {
 final class UnusedResolver: NameResolving {
     private(set) var calls = 0
     func resolve(_ name: String, family: AddressFamily, interface: InterfaceName?, servers: [IPAddress],
-                 timeoutMilliseconds: Int, completion: @escaping (Result<[IPAddress], DNSFailure>) -> Void) {
+                 timeoutMilliseconds: Int, completion: @escaping (DNSLookup) -> Void) {
         calls += 1
     }
 }
@@ -80,6 +80,29 @@ final class CountingKinds: KindReading {
     }
 }
 
+/// Lease files as the test says: which uplinks are metered by their lease.
+final class FakeLeases: LeaseReading {
+    var metered: Set<InterfaceName> = []
+    func leaseSaysMetered(_ name: InterfaceName, index: Int, settings: DNSSettings) -> Bool { metered.contains(name) }
+}
+
+/// Packet counters the test moves by hand.
+final class FakeTraffic: TrafficCounting {
+    var counters: [InterfaceName: (received: UInt64, transmitted: UInt64)] = [:]
+    private(set) var samples: [InterfaceName: Int] = [:]
+
+    func packets(of name: InterfaceName) -> (received: UInt64, transmitted: UInt64)? {
+        samples[name, default: 0] += 1
+        return counters[name]
+    }
+
+    /// Packets leave (and, when `answered`, as many come back).
+    func send(_ packets: UInt64, on name: InterfaceName, answered: Bool) {
+        let now = counters[name] ?? (0, 0)
+        counters[name] = (now.received + (answered ? packets : 0), now.transmitted + packets)
+    }
+}
+
 /// Links the test changes by hand; each `set` is one netlink batch.
 final class FakeLinks: LinkSource {
     private(set) var links: [Int: LinkFacts]
@@ -105,6 +128,8 @@ final class AgentHarness {
     let resolver = UnusedResolver()
     let hooks = RecordingHooks()
     let kinds = CountingKinds()
+    let leases = FakeLeases()
+    let traffic = FakeTraffic()
     let links: FakeLinks
     let agent: Agent
     private(set) var states: [AgentState] = []
@@ -115,7 +140,8 @@ final class AgentHarness {
         prober = FakeProber(loop: loop)
         let links = FakeLinks(facts)
         self.links = links
-        let adapters = AgentAdapters(prober: prober, resolver: resolver, hooks: hooks, kinds: kinds) { _, _, handler in
+        let adapters = AgentAdapters(prober: prober, resolver: resolver, hooks: hooks, kinds: kinds, leases: leases,
+                                     traffic: traffic) { _, _, handler in
             links.handler = handler
             return links
         }
@@ -131,15 +157,17 @@ final class AgentHarness {
 
     func advance(_ milliseconds: Int) throws { try loop.advance(byMilliseconds: milliseconds) }
 
-    /// One IP-literal probe (no DNS), 60 s between rounds, decisions at once.
+    /// One IP-literal probe (no DNS), 60 s between rounds, decisions at once, no
+    /// stall detection (tests that want it switch it on).
     static func configuration(_ change: (inout Configuration) -> Void = { _ in }) -> Configuration {
         var configuration = Configuration()
         configuration.useDefaultProbes = false
         configuration.customProbes = [ProbeSpec(name: "lab", url: try! ProbeURL(parsing: "http://192.0.2.80/generate_204"),
                                                 expectation: Expectation(status: 204))]
-        configuration.agent.intervalMilliseconds = 60_000
-        configuration.agent.failuresToLeaveOnline = 1
-        configuration.agent.successesToReturnOnline = 1
+        configuration.probing.intervalMilliseconds = 60_000
+        configuration.probing.failuresToLeaveOnline = 1
+        configuration.probing.successesToReturnOnline = 1
+        configuration.probing.stallWindow = .off
         configuration.agent.holdDownMilliseconds = 0
         change(&configuration)
         return configuration

@@ -120,4 +120,68 @@ struct AgentRuntimeTests {
         #expect(final.contains("uplink eth0 ethernet online"))
         #expect(harness.prober.requests(on: "eth0") == 1)
     }
+
+    @Test func thePrimarysCountersAreSampledAndAStallMovesThePrimary() throws {
+        let configuration = AgentHarness.configuration { $0.probing.stallWindow = .value(1_500) }
+        let harness = try AgentHarness([usableLink("eth0", index: 2), usableLink("wwan0", index: 3)],
+                                       configuration: configuration)
+        harness.prober.outcomes["eth0"] = validated
+        harness.prober.outcomes["wwan0"] = validated
+        harness.traffic.counters["eth0"] = (100, 100)
+        try harness.agent.start()
+        try harness.advance(10)
+        #expect(harness.state?.primary == "eth0")
+        // LAN traffic flows through eth0 and is answered; only eth0 is sampled.
+        for _ in 0..<8 {
+            harness.traffic.send(10, on: "eth0", answered: true)
+            try harness.advance(250)
+        }
+        #expect(harness.traffic.samples["eth0", default: 0] >= 2)  // every second while idle, then faster
+        #expect(harness.traffic.samples["wwan0"] == nil)
+        // The upstream dies with carrier up: packets leave, nothing comes back.
+        harness.prober.outcomes["eth0"] = .failure(.timeout)
+        let requestsBefore = harness.prober.requests(on: "eth0")
+        for _ in 0..<10 {
+            harness.traffic.send(2, on: "eth0", answered: false)
+            try harness.advance(250)
+        }
+        #expect(harness.prober.requests(on: "eth0") > requestsBefore)
+        #expect(harness.verdict("eth0") == .limited)
+        #expect(harness.state?.primary == "wwan0")
+        #expect(harness.hooks.events.last?.kind == .primary)
+    }
+
+    @Test func aLeaseThatSaysMeteredMakesTheUplinkMetered() throws {
+        let harness = try AgentHarness([usableLink("wlan0", index: 4), usableLink("wlan1", index: 5)])
+        harness.leases.metered = ["wlan1"]
+        try harness.agent.start()
+        try harness.advance(10)
+        #expect(harness.state?.uplinks.first { $0.interface == "wlan0" }?.metered == false)
+        #expect(harness.state?.uplinks.first { $0.interface == "wlan1" }?.metered == true)
+    }
+
+    @Test func theRouteHooksOwnRoutesAreNotTheUplinksAndStartNoRound() throws {
+        var eth0 = usableLink("eth0", index: 2)
+        let harness = try AgentHarness([eth0, usableLink("wwan0", index: 3)])
+        harness.prober.outcomes["eth0"] = validated
+        harness.prober.outcomes["wwan0"] = validated
+        try harness.agent.start()
+        try harness.advance(10)
+        let before = harness.prober.requests.count
+        // The route-failover hook adds its copy (protocol 77) of eth0's route...
+        eth0.defaultRoutes.append(DefaultRoute(family: .ipv4, gateway: IPAddress("10.0.2.1"), metric: 10, table: 254,
+                                               protocolNumber: 77))
+        harness.links.set([eth0, usableLink("wwan0", index: 3)])
+        try harness.advance(10)
+        #expect(harness.prober.requests.count == before)
+        // ...and an interface whose only default route is uplinkd's own has none: it is
+        // no longer an uplink at all (automatic selection), not a routable one.
+        var onlyOwn = usableLink("eth0", index: 2)
+        onlyOwn.defaultRoutes = [DefaultRoute(family: .ipv4, gateway: IPAddress("10.0.2.1"), metric: 10, table: 254,
+                                              protocolNumber: 77)]
+        harness.links.set([onlyOwn, usableLink("wwan0", index: 3)])
+        try harness.advance(10)
+        #expect(harness.state?.uplinks.contains { $0.interface == "eth0" } == false)
+        #expect(harness.hooks.events.contains { $0.interface == "eth0" && $0.reason == .notAnUplink })
+    }
 }

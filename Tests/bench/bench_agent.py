@@ -71,13 +71,16 @@ from agentrun import (AgentError, AgentRun, config_text, proc_memory,  # noqa: E
 # The profiles leave hold-down at its default: it only delays a move TO a preferred
 # uplink that recovered, never the measured move away from eth0 (and start-up is not
 # a recovery, so eth0 becomes primary as soon as its first round validates).
-DEFAULT_PROFILE = {"agent": {}, "timeout": None}
+# The 5-minute setting (uplinkd's defaults before per-class settings), written out:
+# uplinkd's own defaults now differ per class of uplink.
+DEFAULT_PROFILE = {"agent": {"interval": "5m", "suspect-interval": "1s", "failures-to-leave-online": "2"},
+                   "timeout": None}
 FAST_PROFILE = {"agent": {"interval": "1s", "suspect-interval": "200ms",
                           "failures-to-leave-online": "2"},
                 "timeout": "800ms"}
 PROFILE_INTERVAL_S = {"default": 300.0, "fast": 1.0}
 PROFILE_TEXT = {
-    "default": "[agent] defaults: interval 5m, suspect-interval 1s, failures-to-leave-online 2; "
+    "default": "the 5-minute setting: interval 5m, suspect-interval 1s, failures-to-leave-online 2; "
                "[check] timeout 5s",
     "fast": "interval 1s, suspect-interval 200ms, failures-to-leave-online 2, timeout 800ms",
 }

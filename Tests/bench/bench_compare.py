@@ -169,7 +169,9 @@ class Setting:
         if self.name == "fast":
             return config_text(FAST_PROFILE["agent"], timeout=FAST_PROFILE["timeout"],
                                defaults=False, probes=probes)
-        agent = {} if self.interval == 300 else {"interval": duration(self.interval)}
+        # The interval is always written: since uplinkd's defaults differ per class of
+        # uplink (10 s unmetered, 20 min metered), both tools get the same one here.
+        agent = {"interval": duration(self.interval)}
         return config_text(agent, timeout=None, defaults=False, probes=probes)
 
     def describe(self) -> str:

@@ -2,9 +2,12 @@
 # What per-uplink DNS costs a check: the same lab probe by IP literal and by a name
 # resolved through the uplink's own server (dnsmasq in a namespace); prints the
 # median wall time of `uplinkd check` over 20 runs and the bytes of one round.
-# Usage (root): bash Tests/bench/dns-cost.sh   (needs .build/release/uplinkd, dnsmasq)
+# Usage (root): bash Tests/bench/dns-cost.sh   (needs .build/release/uplinkd, or
+# UPLINKD=/path/to/uplinkd, and dnsmasq); exits 1 if a check could not be run.
 set -u
 cd "$(dirname "$0")/../.."
+bin=${UPLINKD:-.build/release/uplinkd}
+status=0
 G=dc-gw-$$; U=dc-up-$$
 tmp=$(mktemp -d); conf=$tmp/uplinkd.conf
 trap 'rm -rf "$tmp"' EXIT
@@ -32,14 +35,15 @@ sources = configured
 [interface eth0]
 dns = 10.96.1.1
 EOC
-python3 - "$url" "$G" "$conf" <<'PY'
+python3 - "$url" "$G" "$conf" "$bin" <<'PY' || status=1
 import subprocess, time, json, sys
 sys.path.insert(0, "Tests/bench"); from benchstats import median, ms
 t=[]; b=None
 for i in range(21):
-    s=time.monotonic(); out=subprocess.run(["ip","netns","exec",sys.argv[2],".build/release/uplinkd","check","eth0","--json","--config",sys.argv[3]],capture_output=True,text=True).stdout; t.append(time.monotonic()-s)
+    s=time.monotonic(); out=subprocess.run(["ip","netns","exec",sys.argv[2],sys.argv[4],"check","eth0","--json","--config",sys.argv[3]],capture_output=True,text=True).stdout; t.append(time.monotonic()-s)
     r=json.loads(out); b=r["probes"][0]["bytes"]; v=r["verdict"]
 print(f"{sys.argv[1]}: {v}, median wall {ms(median(t[1:])):.1f} ms over 20 runs, bytes per round {b}")
 PY
 done
 kill $(cat "$tmp/dnsmasq.pid") $(cat "$tmp/labserver.pid"); for n in $G $U; do ip netns del $n; done
+exit $status

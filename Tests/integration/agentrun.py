@@ -120,7 +120,10 @@ def parse_hook_log(text: str):
 
 STATE_UPLINK_FIELDS = ("kind", "verdict", "reason", "since", "ipv4", "ipv6",
                        "bytes_today", "budget", "exhausted", "portal_url",
-                       "ipv4_reason", "ipv6_reason", "dns_source")
+                       "ipv4_reason", "ipv6_reason", "dns_source", "metered")
+# Fields every `uplink` line has had since format 1 came out; later ones (METERED)
+# are appended, and readers ignore fields they do not know.
+STATE_UPLINK_REQUIRED = 13
 
 
 def parse_state(text: str) -> dict:
@@ -135,7 +138,7 @@ def parse_state(text: str) -> dict:
         key, _, rest = line.partition(" ")
         if key == "uplink":
             fields = rest.split(" ")
-            if len(fields) != 1 + len(STATE_UPLINK_FIELDS):
+            if len(fields) < 1 + STATE_UPLINK_REQUIRED:
                 raise AgentError(f"uplink line has {len(fields)} fields: {line!r}\n{text}")
             st["uplinks"][fields[0]] = dict(zip(STATE_UPLINK_FIELDS, fields[1:]))
             st["order"].append(fields[0])

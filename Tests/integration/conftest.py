@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import failoverlab  # noqa: E402
 import lab as labmod  # noqa: E402
 from agentrun import AgentError, AgentRun, config_text  # noqa: E402
+from pytesthelp import skip_or_fail  # noqa: E402
 
 uplinkd_path = labmod.uplinkd_path
 
@@ -41,6 +43,29 @@ def netns_ok():
             pytest.fail(f"UPLINKD_REQUIRE_LAB is set but the netns lab is unavailable: {reason}")
         print(f"\nSKIPPING uplinkd netns tests: {reason}", file=sys.stderr)
         pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def failover_ok(netns_ok):
+    """The failover lab's tools (dnsmasq, nft) are there, or skip (fail in CI)."""
+    reason = failoverlab.unavailable_reason()
+    if reason is not None:
+        skip_or_fail(reason, "the failover lab")
+
+
+@pytest.fixture(scope="module")
+def flab(failover_ok):
+    """One failover lab (failoverlab.py) shared by a module's tests that leave it
+    as they found it (cuts are restored, LAN clients stopped)."""
+    with failoverlab.FailoverLab() as lb:
+        yield lb
+
+
+@pytest.fixture
+def fresh_flab(failover_ok):
+    """A private failover lab."""
+    with failoverlab.FailoverLab() as lb:
+        yield lb
 
 
 @pytest.fixture(scope="module")

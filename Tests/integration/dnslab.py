@@ -376,6 +376,9 @@ class DnsLab(Lab):
             if role != "gw":
                 self.ip(role, "addr", "add", f"{INTERNET_ADDR}/32", "dev", "lo")
                 self.ip(role, "-6", "addr", "add", f"{INTERNET6_ADDR}/128", "dev", "lo", "nodad")
+                # Upstreams play routers: no router solicitations from them.
+                self._sysctl(role, "net.ipv6.conf.all.router_solicitations=0",
+                             "net.ipv6.conf.default.router_solicitations=0")
         self.ip("inet", "addr", "add", f"{RESOLVER_ADDR}/32", "dev", "lo")
         self.ip("wwan", "addr", "add", f"{OFFLINK_ADDR}/32", "dev", "lo")
 

@@ -358,6 +358,12 @@ class Lab:
                                               f"net.ipv4.conf.{key}.rp_filter=0"]))
                 if role != "gw":
                     self.ip(role, "addr", "add", f"{INTERNET_ADDR}/32", "dev", "lo")
+                    # Upstreams play routers, which send no router solicitations
+                    # (Linux hosts keep sending them): no packets on an idle uplink
+                    # that no real upstream would send.
+                    run(self.exec_argv(role, ["sysctl", "-q", "-w",
+                                              "net.ipv6.conf.all.router_solicitations=0",
+                                              "net.ipv6.conf.default.router_solicitations=0"]))
             for u in self.uplinks:
                 # Created directly with its final name inside gw; peer inside upstream.
                 self.ip("gw", "link", "add", u.iface, "type", "veth",

@@ -7,7 +7,8 @@ check its own wiring without dig, curl or the system resolver:
 
   nettool.py dns SERVER NAME [--type A|AAAA] [--dev IFACE] [--timeout S]
       one UDP query to SERVER (an IP literal); prints JSON
-      {"rcode": N, "answers": [...]} or {"error": "timeout"|"refused"|...}
+      {"rcode": N, "answers": [...], "ttls": [...]} (a TTL per answer) or
+      {"error": "timeout"|"refused"|...}
   nettool.py http ADDRESS PATH [--dev IFACE] [--timeout S]
       one HTTP/1.0 GET to ADDRESS:80 (an IP literal); prints JSON
       {"status": N, "body": "..."} or {"error": ...}
@@ -62,18 +63,20 @@ def parse_reply(msg: bytes, qid: int):
     off = 12
     for _ in range(qd):
         off = _skip_name(msg, off) + 4
-    answers = []
+    answers, ttls = [], []
     for _ in range(an):
         off = _skip_name(msg, off)
-        rtype, _rclass, _ttl, rdlen = struct.unpack("!HHIH", msg[off:off + 10])
+        rtype, _rclass, ttl, rdlen = struct.unpack("!HHIH", msg[off:off + 10])
         off += 10
         rdata = msg[off:off + rdlen]
         off += rdlen
         if rtype == 1 and rdlen == 4:
             answers.append(socket.inet_ntop(socket.AF_INET, rdata))
+            ttls.append(ttl)
         elif rtype == 28 and rdlen == 16:
             answers.append(socket.inet_ntop(socket.AF_INET6, rdata))
-    return {"rcode": flags & 0xF, "answers": answers}
+            ttls.append(ttl)
+    return {"rcode": flags & 0xF, "answers": answers, "ttls": ttls}
 
 
 def _exchange(kind, address, port, dev, timeout, talk):

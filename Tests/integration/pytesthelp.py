@@ -1,6 +1,9 @@
 """Small pytest helpers shared by the namespace test modules: a missing binary or
 an agent that does not do what was awaited becomes one clean failure message."""
 
+import os
+import sys
+
 import pytest
 
 import agentrun
@@ -25,3 +28,11 @@ def ok(fn, *args, **kw):
 
 def fail(run, msg):
     pytest.fail(f"{msg}\n{run.transcript()}", pytrace=False)
+
+
+def skip_or_fail(reason, what="the netns lab"):
+    """Skip with the reason printed; in CI (UPLINKD_REQUIRE_LAB) fail instead."""
+    if os.environ.get("UPLINKD_REQUIRE_LAB"):
+        pytest.fail(f"UPLINKD_REQUIRE_LAB is set but {what} is unavailable: {reason}")
+    print(f"\nSKIPPING tests needing {what}: {reason}", file=sys.stderr)
+    pytest.skip(reason)

@@ -78,10 +78,11 @@ def expect_events(run, events, want, what):
         fail(run, f"{what}: hook lines\n  {got}\nexpected\n  {want}")
 
 
-def rounds_before(text, iface, result, notice):
-    """Debug 'round on IFACE: IFACE: RESULT' lines before the first `notice` line."""
+def rounds_before(text, iface, result, notice, purpose="full"):
+    """Debug 'round on IFACE: IFACE: RESULT ... (PURPOSE round)' lines before the first
+    `notice` line (only full rounds can change a verdict)."""
     head = text.split(notice, 1)[0]
-    return len(re.findall(rf"round on {iface}: {iface}: {result} ", head))
+    return len(re.findall(rf"round on {iface}: {iface}: {result} .*\({purpose} round\)", head))
 
 
 def peer(lb, iface, up):
@@ -110,6 +111,9 @@ def test_startup_verdicts_primary_and_hooks(lab, serve, agent):
             fail(run, f"{name}: state fields {got}, expected {fields}")
         if abs(int(u["since"]) - time.time()) > 60 or u["exhausted"] != "no" or u["budget"] != "-":
             fail(run, f"{name}: since/budget/exhausted implausible: {u}")
+    metered = {name: st["uplinks"][name].get("metered") for name in want}
+    if metered != {"eth0": "no", "wlan0": "no", "wwan0": "yes"}:
+        fail(run, f"METERED column (metered = auto: only cellular): {metered}")
     if not (int(st["uplinks"]["eth0"]["bytes_today"]) > 0 and int(st["uplinks"]["wlan0"]["bytes_today"]) > 0):
         fail(run, "probe bytes of eth0 and wlan0 must be counted")
 
@@ -185,7 +189,7 @@ def test_upstream_cut_moves_primary_and_back(fresh_lab, serve, blackhole, agent)
     text = run.stderr_since(offset)
     n = rounds_before(text, "eth0", "limited", "eth0: online -> limited (timeout)")
     if n != 2:
-        fail(run, f"eth0 must leave online after exactly 2 failed rounds, saw {n}")
+        fail(run, f"eth0 must leave online after exactly 2 failed full rounds, saw {n}")
 
     offset = run.stderr_size()
     lb.unblackhole("inet")
@@ -194,7 +198,7 @@ def test_upstream_cut_moves_primary_and_back(fresh_lab, serve, blackhole, agent)
     text = run.stderr_since(offset)
     n = rounds_before(text, "eth0", "online", "eth0: limited -> online (validated)")
     if n != 2:
-        fail(run, f"eth0 must return after exactly 2 validated rounds, saw {n}")
+        fail(run, f"eth0 must return after exactly 2 validated full rounds, saw {n}")
 
     events = ok(run.wait_events, mark + 4, 10)
     new = events[mark:]
@@ -476,7 +480,8 @@ def test_queued_verdict_events_are_coalesced(fresh_lab, serve, agent, tmp_path):
 # --- 9. uplinkd status ---------------------------------------------------------------
 
 UPLINK_KEYS = {"interface", "kind", "verdict", "reason", "since", "portal_url", "families",
-               "dns_source", "dns_per_uplink", "bytes_today", "budget_bytes", "budget_exhausted"}
+               "dns_source", "dns_per_uplink", "bytes_today", "budget_bytes", "budget_exhausted",
+               "metered"}
 
 
 def test_status_while_running_and_after_term(lab, serve, agent):
@@ -495,13 +500,15 @@ def test_status_while_running_and_after_term(lab, serve, agent):
     if sorted(ups) != ["eth0", "wlan0", "wwan0"] or any(set(u) != UPLINK_KEYS for u in ups.values()):
         fail(run, f"uplinks[] must list eth0, wlan0, wwan0 with keys {sorted(UPLINK_KEYS)}: {js}")
     got = {n: (u["kind"], u["verdict"], u["reason"], u["portal_url"], u["families"]["ipv4"],
-               u["families"]["ipv6"], u["budget_bytes"], u["budget_exhausted"]) for n, u in ups.items()}
+               u["families"]["ipv6"], u["budget_bytes"], u["budget_exhausted"], u["metered"])
+           for n, u in ups.items()}
+    # metered = auto (the default): cellular is metered, the others are not.
     want = {"eth0": ("ethernet", "online", "validated", None, {"verdict": "online", "reason": "validated"}, None,
-                     None, False),
+                     None, False, False),
             "wlan0": ("wifi", "captive", "redirect", PORTAL_URL, {"verdict": "captive", "reason": "redirect"}, None,
-                      None, False),
+                      None, False, False),
             "wwan0": ("wwan", "limited", "refused", None, {"verdict": "limited", "reason": "refused"}, None,
-                      None, False)}
+                      None, False, True)}
     if got != want:
         fail(run, f"status --json uplinks:\n  {got}\nexpected\n  {want}")
     if not all(isinstance(u["bytes_today"], int) and isinstance(u["since"], int) for u in ups.values()):

@@ -553,7 +553,9 @@ PRIORITY = "eth0 wwan0 eth2 wwan1 wlan0 wlan1"
 
 
 def agent_config(lb):
-    return dns_config(lb, agent={"priority": PRIORITY}, uplinks=" ".join(ALL))
+    # Every round resolves through each uplink's own DNS (no answers reused between
+    # rounds), so the DNS servers' logs show each uplink being probed again.
+    return dns_config(lb, dns=("reuse-answers = no",), agent={"priority": PRIORITY}, uplinks=" ".join(ALL))
 
 
 def is_truth(st, iface):

@@ -11,12 +11,17 @@
 typedef size_t (*uplinkd_write_callback)(char *data, size_t size, size_t count, void *user);
 typedef int (*uplinkd_socket_callback)(CURL *easy, curl_socket_t fd, int what, void *user, void *socket_user);
 typedef int (*uplinkd_timer_callback)(CURLM *multi, long timeout_ms, void *user);
+typedef curl_socket_t (*uplinkd_open_socket_callback)(void *user, curlsocktype purpose, struct curl_sockaddr *address);
+typedef int (*uplinkd_close_socket_callback)(void *user, curl_socket_t fd);
 
 CURLcode uplinkd_easy_set_long(CURL *easy, CURLoption option, long value);
 CURLcode uplinkd_easy_set_string(CURL *easy, CURLoption option, const char *value);
 CURLcode uplinkd_easy_set_pointer(CURL *easy, CURLoption option, void *value);
 CURLcode uplinkd_easy_set_slist(CURL *easy, CURLoption option, struct curl_slist *value);
 CURLcode uplinkd_easy_set_write_callback(CURL *easy, uplinkd_write_callback callback, void *user);
+/* Who opens and closes the transfer's sockets (to read TCP_INFO before the close). */
+CURLcode uplinkd_easy_set_socket_callbacks(CURL *easy, uplinkd_open_socket_callback open_socket,
+                                           uplinkd_close_socket_callback close_socket, void *user);
 
 CURLcode uplinkd_easy_get_long(CURL *easy, CURLINFO info, long *value);
 CURLcode uplinkd_easy_get_string(CURL *easy, CURLINFO info, char **value);

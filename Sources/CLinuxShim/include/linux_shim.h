@@ -11,11 +11,34 @@
 #include <sys/signalfd.h>
 #include <sys/eventfd.h>
 #include <signal.h>
+#include <sys/socket.h>
+
+/* SOCK_CLOEXEC is an enum value behind a macro that Swift does not import. */
+enum { UPLINKD_SOCK_CLOEXEC = SOCK_CLOEXEC };
 
 /* pidfd_open(2): lets the event loop wait for a child with epoll instead of SIGCHLD. */
 int uplinkd_pidfd_open(pid_t pid);
 
 /* pipe2(2), which glibc declares only under _GNU_SOURCE (not set for Swift's Glibc). */
 int uplinkd_pipe2(int fds[2], int flags);
+
+/* What a TCP socket carried at the IP level, from TCP_INFO: payload bytes (sent ones
+ * with retransmissions) plus every segment's IP and TCP headers (options included) and
+ * the SYN options. glibc's struct tcp_info stops before the byte counters, so the
+ * kernel's own <linux/tcp.h> is read in the .c file only. */
+struct uplinkd_tcp_totals {
+    unsigned long long ip_bytes_sent;
+    unsigned long long ip_bytes_received;
+    unsigned int segments_sent;
+    unsigned int segments_received;
+    /* Bytes of IP and TCP headers of one segment on this socket (52, 72, 40 or 60). */
+    unsigned int header_bytes;
+    /* Smoothed round-trip time, microseconds. */
+    unsigned int rtt_us;
+};
+
+/* 0 on success; -1 with errno set (not a TCP socket, or a kernel older than 4.19
+ * without the byte counters: errno ENOTSUP). */
+int uplinkd_tcp_totals(int fd, struct uplinkd_tcp_totals *totals);
 
 #endif

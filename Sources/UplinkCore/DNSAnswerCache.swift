@@ -1,0 +1,41 @@
+/// Probe host names resolved through one uplink, kept within their TTL (bounded below
+/// and above) so steady light rounds cost one HTTP exchange and no DNS. Only answers
+/// that led to a validated probe are kept; full rounds, failures and link events
+/// resolve again, so portal and hijack detection see fresh answers.
+public struct DNSAnswerCache: Sendable, Equatable {
+    public struct Key: Hashable, Sendable {
+        public var host: String
+        public var family: AddressFamily
+
+        public init(host: String, family: AddressFamily) {
+            self.host = host
+            self.family = family
+        }
+    }
+
+    private struct Entry: Sendable, Equatable {
+        var addresses: [IPAddress]
+        var expiresMilliseconds: Int
+    }
+
+    private var entries: [Key: Entry] = [:]
+
+    public init() {}
+
+    /// Keeps an answer for its TTL, clamped to `bounds` (milliseconds).
+    public mutating func store(_ addresses: [IPAddress], for key: Key, ttlSeconds: Int, at now: Int,
+                               bounds: ClosedRange<Int>) {
+        guard !addresses.isEmpty else { return }
+        let lifetime = min(bounds.upperBound, max(bounds.lowerBound, max(0, ttlSeconds) * 1_000))
+        entries[key] = Entry(addresses: addresses, expiresMilliseconds: now + lifetime)
+    }
+
+    /// The answers still valid at `now`.
+    public func answers(at now: Int) -> [Key: [IPAddress]] {
+        entries.filter { $0.value.expiresMilliseconds > now }.mapValues(\.addresses)
+    }
+
+    public mutating func clear() {
+        entries = [:]
+    }
+}

@@ -1,0 +1,91 @@
+/// Passive stall detection on the primary uplink, from its packet counters: packets
+/// keep leaving while nothing comes back for `window` means the path died with the
+/// carrier still up (the upstream router lost its own internet, a modem's data
+/// session hung). It costs no probe; the agent then confirms with a full round.
+///
+/// False alarms: one-way traffic (a UDP stream or syslog sent out with nothing coming
+/// back) looks the same; the agent damps those with a growing pause after every alarm
+/// that a full round disproved. Missed stalls: broadcast or ARP noise received on the
+/// uplink counts as traffic coming back and can delay detection; the light rounds still
+/// find the stall then.
+public struct TrafficMonitor: Sendable {
+    /// What one sample says.
+    public enum Observation: Sendable, Equatable {
+        /// No packet left since the last sample.
+        case quiet
+        /// Packets left; `answered` when packets also came back.
+        case flowing(answered: Bool)
+        /// Packets kept leaving with nothing back for the whole window (once per stall).
+        case stalled
+    }
+
+    /// Sample period while packets leave, and while the uplink is quiet.
+    public static let busySampleMilliseconds = 100
+    public static let idleSampleMilliseconds = 1_000
+    /// Packets that must leave unanswered before a stall counts (one lone packet can
+    /// be a last ACK).
+    public static let unansweredPackets: UInt64 = 2
+
+    private var last: (rx: UInt64, tx: UInt64)?
+    private var lastReceiveMilliseconds = 0
+    private var lastTransmitMilliseconds = Int.min / 2
+    private var transmittedAtLastReceive: UInt64 = 0
+    private var alarmed = false
+
+    public init() {}
+
+    /// When to sample next: often while packets leave or wait for an answer (a stall
+    /// is measured to the sample), rarely while quiet.
+    public var nextSampleMilliseconds: Int {
+        // The first sample only sets the baseline: take it soon.
+        guard last != nil else { return TrafficMonitor.busySampleMilliseconds }
+        let waiting = (last?.tx ?? 0) > transmittedAtLastReceive && !alarmed
+            && lastSampleMilliseconds - lastReceiveMilliseconds <= windowMilliseconds
+        let recent = lastTransmitMilliseconds >= lastSampleMilliseconds - 1_000
+        return waiting || recent ? TrafficMonitor.busySampleMilliseconds : TrafficMonitor.idleSampleMilliseconds
+    }
+
+    private var lastSampleMilliseconds = 0
+    private var windowMilliseconds = 0
+
+    /// The counters moved for a reason known to be no stall (the agent's own probes):
+    /// whatever left is taken as answered.
+    public mutating func excuse(receivedPackets rx: UInt64, transmittedPackets tx: UInt64, at now: Int) {
+        if let previous = last, tx > previous.tx { lastTransmitMilliseconds = now }
+        last = (rx, tx)
+        lastSampleMilliseconds = now
+        lastReceiveMilliseconds = now
+        transmittedAtLastReceive = tx
+        alarmed = false
+    }
+
+    /// Takes the interface's received and transmitted packet counters.
+    public mutating func sample(receivedPackets rx: UInt64, transmittedPackets tx: UInt64, at now: Int,
+                                windowMilliseconds: Int) -> Observation {
+        lastSampleMilliseconds = now
+        self.windowMilliseconds = windowMilliseconds
+        guard let previous = last, rx >= previous.rx, tx >= previous.tx else {
+            // First sample, or the counters went back (the device was re-created).
+            last = (rx, tx)
+            lastReceiveMilliseconds = now
+            transmittedAtLastReceive = tx
+            alarmed = false
+            return .quiet
+        }
+        last = (rx, tx)
+        let received = rx > previous.rx
+        let sent = tx > previous.tx
+        if sent { lastTransmitMilliseconds = now }
+        if received {
+            lastReceiveMilliseconds = now
+            transmittedAtLastReceive = tx
+            alarmed = false
+        }
+        if !alarmed && tx - transmittedAtLastReceive >= TrafficMonitor.unansweredPackets
+            && now - lastReceiveMilliseconds >= windowMilliseconds {
+            alarmed = true
+            return .stalled
+        }
+        return sent ? .flowing(answered: received) : .quiet
+    }
+}

@@ -1,0 +1,33 @@
+import UplinkCore
+
+/// Tells whether an uplink's DHCP lease says "metered" (option 43 with
+/// ANDROID_METERED, what phone hotspots send), from the lease files the DHCP clients
+/// of a gateway keep: ISC dhclient's (also NetworkManager's dhclient-based ones) and
+/// systemd-networkd's. NetworkManager's own client and busybox udhcpc keep no option
+/// 43 on disk: set `metered = yes` for such uplinks. Reads are small and bounded.
+public struct MeteredLeaseReader: LeaseReading, Sendable {
+    /// systemd-networkd's lease files, by interface index (fixed by networkd).
+    public var networkdLeaseDirectory = "/run/systemd/netif/leases"
+
+    public init() {}
+
+    /// `settings` names the dhclient and NetworkManager lease directories (`[dns]`).
+    public func leaseSaysMetered(_ name: InterfaceName, index: Int, settings: DNSSettings) -> Bool {
+        if index > 0, let text = SmallFile.read("\(networkdLeaseDirectory)/\(index)", limit: 64 * 1_024),
+           MeteredLease.networkd(text) {
+            return true
+        }
+        // The newest dhclient lease file that names the interface decides.
+        var newest: (modified: Int, metered: Bool)?
+        for directory in settings.dhclientLeaseDirectories + settings.networkManagerDirectories {
+            for file in (try? SmallFile.directoryEntries(directory, limit: 1_024)) ?? []
+            where file.hasPrefix("dhclient") && (file.hasSuffix(".leases") || file.hasSuffix(".lease")) {
+                let path = "\(directory)/\(file)"
+                guard let text = SmallFile.tail(path, limit: 256 * 1_024), text.contains("interface \"\(name.value)\"") else { continue }
+                let modified = SmallFile.modificationSeconds(path) ?? 0
+                if modified >= newest?.modified ?? Int.min { newest = (modified, MeteredLease.dhclient(text, interface: name.value)) }
+            }
+        }
+        return newest?.metered ?? false
+    }
+}

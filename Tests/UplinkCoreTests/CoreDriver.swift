@@ -1,0 +1,117 @@
+import Testing
+import UplinkCore
+import UplinkTestSupport
+
+/// Drives an `AgentCore` the way the agent does, answering each round it starts from a
+/// script: per uplink, whether its probes validate, how long they take, what DNS
+/// answered. Keeps every plan it saw, so tests can ask what was sent.
+struct CoreDriver {
+    var core: AgentCore
+    var now = 0
+    /// Per uplink: probes that fail (by name), or everything (`dead`).
+    var failing: [InterfaceName: Set<String>] = [:]
+    var dead: Set<InterfaceName> = []
+    var exchangeMilliseconds = 3
+    var lookupMilliseconds = 2
+    var ttlSeconds = 300
+    private(set) var plans: [RoundPlan] = []
+    private(set) var hooks: [HookEvent] = []
+    private var inFlight: [(plan: RoundPlan, generation: Int)] = []
+
+    init(_ configuration: Configuration) {
+        core = AgentCore(configuration: configuration)
+    }
+
+    /// The probe set these tests use: five probes with host names, like the built-ins.
+    static func probes() -> [ProbeSpec] {
+        ["apple", "google", "firefox", "microsoft", "debian"].map { name in
+            ProbeSpec(name: name, url: try! ProbeURL(parsing: "http://\(name).example/check"), expectation: Expectation(status: 204))
+        }
+    }
+
+    static func configuration(_ change: (inout Configuration) -> Void = { _ in }) -> Configuration {
+        var configuration = Configuration()
+        configuration.useDefaultProbes = false
+        configuration.customProbes = probes()
+        configuration.agent.holdDownMilliseconds = 0
+        change(&configuration)
+        return configuration
+    }
+
+    var instant: Instant { at(now) }
+
+    mutating func take(_ actions: [AgentCore.Action]) {
+        for action in actions {
+            switch action {
+            case .startRound(let plan, let generation):
+                plans.append(plan)
+                inFlight.append((plan, generation))
+            case .runHook(let event):
+                hooks.append(event)
+            }
+        }
+    }
+
+    mutating func links(_ uplinks: [ObservedUplink], events: [LinkEvent] = []) {
+        take(core.linksChanged(uplinks: uplinks, events: events, now: instant))
+    }
+
+    /// Answers every round in flight (in order), as many times as new ones start
+    /// right away, each taking `exchangeMilliseconds` of nobody's time.
+    mutating func answerAll(limit: Int = 20) {
+        var answered = 0
+        while !inFlight.isEmpty && answered < limit {
+            let (plan, generation) = inFlight.removeFirst()
+            take(core.roundFinished(report(for: plan), generation: generation, now: instant))
+            answered += 1
+        }
+    }
+
+    /// Moves time on, ticking where the core asked to be woken and answering rounds.
+    mutating func advance(to time: Int) {
+        while let wake = core.nextWakeMilliseconds(), wake <= time, wake >= now {
+            now = wake
+            take(core.tick(now: instant))
+            answerAll()
+            if core.nextWakeMilliseconds() == wake { break }
+        }
+        now = time
+        take(core.tick(now: instant))
+        answerAll()
+    }
+
+    func report(for plan: RoundPlan) -> CheckReport {
+        let families: [AddressFamily]
+        if case .probe(let probed) = plan.link { families = probed } else { families = [] }
+        var results: [ProbeResult] = []
+        for family in families {
+            for probe in plan.probes {
+                let fails = dead.contains(plan.interface) || failing[plan.interface, default: []].contains(probe.name)
+                var request = ProbeRequest(interface: plan.interface, family: family, probe: probe)
+                let key = DNSAnswerCache.Key(host: probe.url.host, family: family)
+                let cached = plan.cachedAnswers[key]
+                request.addresses = cached ?? [IPAddress("203.0.113.80")!]
+                let outcome: ProbeOutcome = fails ? .failure(.timeout) : .response(ProbeResponse(status: 204))
+                let lookup = cached == nil ? lookupMilliseconds : nil
+                results.append(ProbeResult(request: request, outcome: outcome,
+                                           elapsedMilliseconds: (fails ? plan.timeoutMilliseconds : exchangeMilliseconds) + (lookup ?? 0),
+                                           bytes: cached == nil ? 1_200 : 1_000, dnsMilliseconds: lookup,
+                                           dnsTTLSeconds: lookup.map { _ in ttlSeconds }))
+            }
+        }
+        var report = CheckPlanner.report(interface: plan.interface, kind: plan.kind, link: plan.link, results: results,
+                                         thresholdPercent: plan.thresholdPercent, elapsedMilliseconds: 5)
+        report.purpose = plan.purpose
+        return report
+    }
+
+    func plans(of name: InterfaceName, _ purpose: RoundPurpose? = nil) -> [RoundPlan] {
+        plans.filter { $0.interface == name && (purpose == nil || $0.purpose == purpose) }
+    }
+
+    var primaryChanges: [InterfaceName?] { hooks.filter { $0.kind == .primary }.map(\.primary) }
+}
+
+func uplink(_ name: InterfaceName, index: Int, kind: InterfaceKind, carrier: Bool = true) -> ObservedUplink {
+    ObservedUplink(facts: usableLink(name, index: index, carrier: carrier), kind: kind)
+}

@@ -1,0 +1,538 @@
+#!/usr/bin/env python3
+"""Failover and probe cost of `uplinkd run` at its DEFAULT settings, in the failover
+lab (Tests/integration/failoverlab.py): one Markdown table.
+
+    sudo python3 Tests/bench/bench_failover.py [--binary PATH] [--runs N]
+        [--bytes-seconds S] [--steady-seconds S] [--settle S] [--skip PARTS]
+        [--smoke] [--command TEXT]
+
+The binary is --binary, else $UPLINKD, else .build/release/uplinkd if it has `run`,
+else .build/debug/uplinkd. Progress goes to stderr; stdout gets a header (date,
+machine, binary, command) and the table. Nothing is asserted; the issue-13 targets
+are printed beside the figures. Exit status 1 only when a part could not run at
+all (lab or start-up failure, a crash); a failover that did not happen within its
+bound is a figure ("not moved"), not an error.
+
+The lab: a gateway with eth0 (ethernet), wlan0 (Wi-Fi) and wwan0 (cellular,
+metered by default), each a veth to an upstream namespace whose dnsmasq answers
+the five built-in probe names with 203.0.113.80 (TTL 300) and whose HTTP server
+answers the five built-in endpoints as the real ones do (same bodies, realistic
+headers); a LAN namespace behind the gateway, forwarded and NATed out of the
+primary. The agent's configuration sets nothing but `[interface X] dns = ROUTER`
+(every probing setting at its default: built-in probes, intervals, time limits,
+hysteresis, hold-down); its hooks directory holds the recording hook (10-record:
+one line per run, stamped with `date +%s.%N` as it starts) and the SHIPPED
+hooks/50-route-failover (so LAN traffic follows the primary, as on a gateway).
+Each part builds its own lab and starts its own agent.
+
+Parts (--skip takes their names):
+
+  cut-traffic  (i) eth0's upstream cut with the carrier up (nftables in its
+               upstream namespace drops everything to and from 203.0.113.0/24;
+               its router keeps answering DNS and ARP) while the LAN client
+               (lanclient.py: a new TCP connection and GET every 100 ms, 1 s
+               time limit) fetches through the primary. Measured: from just
+               before the `nft` command to the start of the first hook run of the
+               primary event (hook log timestamp); and the LAN outage, from the
+               cut to the first answer through the new primary. --runs runs with
+               one agent: before each cut it waits a uniform random time in
+               [0, 10 s) (the default steady interval of an unmetered uplink) so
+               the cut falls at a random phase of the probe schedule; after it the
+               upstream is restored and the agent awaited back on eth0 (after its
+               hold-down) with the LAN traffic through eth0 again.
+  cut-idle     (ii) the same with no LAN traffic (probes alone must find out).
+  bytes        (iii) probe data on the wire: an agent at defaults, no LAN traffic,
+               every uplink online (eth0 primary, wlan0 and wwan0 backups). After
+               start-up it waits --settle seconds (default 600 = half the metered
+               default interval of 20 min, so a window of k intervals holds k
+               rounds whatever their phase), then over a window of
+               --bytes-seconds (default 3600) compares per uplink the nftables
+               counters of the gateway's own IPv4 traffic through it (input and
+               output hooks in the gateway namespace: headers, handshakes,
+               retransmissions and DNS included; forwarded LAN traffic excluded)
+               with the agent's own count (`bytes_today` of the state file, its
+               change over the window), and extrapolates both per month (30 days).
+               Both readings are taken at quiet moments (no probe at that
+               upstream for 2 s), so no round is cut in two. The same comparison
+               is printed since the agent started (start-up rounds included).
+  steady       (iv) no false failover: a healthy eth0 primary carrying steady LAN
+               traffic for --steady-seconds (default 600): primary changes and
+               verdict changes in the hook log, failed LAN requests; and the probe
+               data on eth0 (and wwan0) during it, per month, as in (iii).
+  idle         (v) idle CPU and memory of the agent at defaults, 3 uplinks, no
+               traffic: measured over the (iii) window on the same agent (the
+               whole process tree, as bench_compare.py measures it: CPU = own run
+               time of each live process + reaped children; RSS and
+               Private_Dirty sampled every second).
+
+In a full run, (iii)+(v) run in a lab of their own in parallel with (i), (ii),
+(iv) one after the other (mostly asleep, CPU is accounted per process); with
+--smoke every part is very short, all run in parallel (a few minutes in all, a
+check that the benchmark runs, not figures).
+"""
+
+import argparse
+import datetime
+import os
+import random
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from benchstats import NONE, fmt_s, mean, median, p95, ratio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))   # the lab
+import failoverlab  # noqa: E402
+import lab as labmod  # noqa: E402
+from agentrun import AgentError, AgentRun  # noqa: E402
+from bench_agent import default_binary, has_run  # noqa: E402
+from bench_compare import Sampler, machine, tree_cpu, tree_memory  # noqa: E402
+from failoverlab import FailoverLab  # noqa: E402
+
+UNMETERED_INTERVAL_S = 10.0          # the agent's default steady interval, unmetered uplinks
+METERED_INTERVAL_S = 1200.0          # ... and metered ones (20 min)
+MONTH_S = 30 * 86400
+UPLINKS = ("eth0", "wlan0", "wwan0")
+PARTS = ("cut-traffic", "cut-idle", "bytes", "steady", "idle")
+FULL = {"runs": 20, "bytes_seconds": 3600.0, "steady_seconds": 600.0, "settle": METERED_INTERVAL_S / 2,
+        "detect_timeout": 120.0, "back_timeout": 180.0}
+SMOKE = {"runs": 1, "bytes_seconds": 20.0, "steady_seconds": 20.0, "settle": 2.0,
+         "detect_timeout": 45.0, "back_timeout": 90.0}
+SETTLE_TIMEOUT_S = 60.0
+T0 = time.monotonic()
+
+
+def progress(msg):
+    print(f"[{time.strftime('%H:%M:%S')} +{time.monotonic() - T0:5.0f}s] {msg}",
+          file=sys.stderr, flush=True)
+
+
+def mb(n_bytes):
+    """Bytes as decimal megabytes (the issue's "5 MB a month")."""
+    if n_bytes is None:
+        return NONE
+    return f"{n_bytes / 1e6:.2f} MB" if n_bytes >= 1e5 else f"{n_bytes / 1e3:.1f} kB"
+
+
+def kib_of(kibibytes):
+    return NONE if kibibytes is None else f"{kibibytes:.0f} KiB"
+
+
+def per_month(n_bytes, seconds):
+    return None if n_bytes is None or not seconds else n_bytes * MONTH_S / seconds
+
+
+# -- one agent in one lab ------------------------------------------------------------
+
+class Scene:
+    """A failover lab and the agent at its defaults in it (a context manager)."""
+
+    def __init__(self, binary, workdir: Path, name: str, traffic=False, verbose=1):
+        self.binary, self.dir, self.name = binary, workdir / name, name
+        self.traffic, self.verbose = traffic, verbose
+        self.lab = self.run = self.client = None
+
+    def __enter__(self):
+        self.lab = FailoverLab().build()
+        try:
+            if self.traffic:
+                self.client = self.lab.lan_client()
+            self.base = self.lab.counters()              # before the agent's first byte
+            self.run = AgentRun(self.lab, self.dir, self.lab.agent_config(), hooks=self.lab.agent_hooks(),
+                                binary=self.binary, verbose=self.verbose).start()
+            failoverlab.wait_settled(self.run, self.lab, SETTLE_TIMEOUT_S)
+            if self.client:
+                self.client.wait_flowing("eth", timeout=30)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        if self.run is not None:
+            try:
+                self.run.stop()
+            finally:
+                self.run.close()
+        if self.lab is not None:
+            self.lab.destroy()
+        return False
+
+    # -- bytes ---------------------------------------------------------------------------
+    def quiet(self, timeout=60.0, gap=2.0):
+        """Wait until no upstream has logged a probe request (or DNS query) for
+        `gap` seconds: no round in flight, the state file's counts final."""
+        lb = self.lab
+        sizes = {i: lb.dns_log_size(i) for i in UPLINKS}
+        deadline = time.monotonic() + timeout
+        while True:
+            now = time.time()
+            last = max((r.t for i in UPLINKS for r in lb.probe_requests(i, since=now - 30)), default=0.0)
+            dns_moved = any(lb.dns_log_size(i) != sizes[i] for i in UPLINKS)
+            sizes = {i: lb.dns_log_size(i) for i in UPLINKS}
+            if now - last >= gap and not dns_moved:
+                return
+            if time.monotonic() >= deadline:
+                return                                    # busy: read anyway (noted by the caller)
+            time.sleep(0.5)
+
+    def reading(self):
+        """(wall time, {iface: agent bytes_today}, {iface: wire bytes}) at a quiet moment."""
+        self.quiet()
+        st = self.run.state()
+        agent = {i: int(st["uplinks"][i]["bytes_today"]) for i in UPLINKS if i in st["uplinks"]}
+        counters = self.lab.counters()
+        wire = {i: counters[i]["local_in"][1] + counters[i]["local_out"][1] for i in UPLINKS}
+        return time.time(), agent, wire
+
+
+def byte_figures(start, end, base_wire=None):
+    """{iface: (seconds, wire delta, agent delta)} between two readings; with
+    base_wire, the "since start" figures (agent's full count vs wire since before it ran)."""
+    t1, a1, w1 = end
+    t0, a0, w0 = start if start is not None else (None, {}, {})
+    out = {}
+    for i in UPLINKS:
+        if base_wire is not None:
+            out[i] = (None, w1[i] - base_wire[i], a1.get(i))
+        else:
+            da = a1[i] - a0[i] if i in a1 and i in a0 else None
+            out[i] = (t1 - t0, w1[i] - w0[i], da)
+    return out
+
+
+# -- (i), (ii) ----------------------------------------------------------------------
+
+def cut_runs(binary, workdir, traffic, runs, detect_timeout, back_timeout):
+    name = "cut-traffic" if traffic else "cut-idle"
+    samples = []
+    with Scene(binary, workdir, name, traffic=traffic) as sc:
+        lb, run, client = sc.lab, sc.run, sc.client
+        for k in range(runs):
+            wait = random.uniform(0.0, UNMETERED_INTERVAL_S)
+            time.sleep(wait)                                 # the random phase itself
+            last_probe = max((r.t for r in lb.probe_requests("eth0", since=time.time() - 120)),
+                             default=None)
+            t0 = time.time()
+            lb.cut("eth0")
+            sample = {"wait": wait, "phase": None if last_probe is None else t0 - last_probe}
+            try:
+                ev = run.wait_until(lambda: next((e for e in run.events() if e.t >= t0 and e.event == "primary"
+                                                  and e.previous_primary == "eth0"), None),
+                                    detect_timeout, "primary hook after the cut")
+                sample.update(detect=ev.t - t0, primary=ev.primary or "-")
+                if client is not None and ev.primary:
+                    role = lb.uplink(ev.primary).role
+                    try:
+                        client.wait_flowing(role, since=t0, timeout=30, count=3)
+                    except labmod.LabError:
+                        pass
+                    _last, first = client.outage(t0, role)
+                    sample["outage"] = None if first is None else first - t0
+            except AgentError:
+                sample.update(detect=None, primary=None)
+            finally:
+                lb.restore("eth0")
+            samples.append(sample)
+            progress(f"{name} {k + 1}/{runs}: "
+                     + (f"primary hook after {sample['detect']:.2f} s -> {sample['primary']}"
+                        if sample["detect"] is not None else f"not moved within {detect_timeout:g} s")
+                     + (f", LAN traffic back after {sample['outage']:.2f} s" if sample.get("outage") else ""))
+            if k < runs - 1:
+                back = time.time()
+                failoverlab.wait_settled(run, lb, back_timeout)
+                if client is not None:
+                    client.wait_flowing("eth", since=back, timeout=30)
+    return samples
+
+
+# -- (iii) + (v) ---------------------------------------------------------------------
+
+def quiet_run(binary, workdir, settle, window, do_idle, every=1.0):
+    res = {}
+    with Scene(binary, workdir, "quiet", verbose=0) as sc:
+        time.sleep(settle)                                   # phase of the metered rounds
+        start = sc.reading()
+        pid = sc.run.pid
+        cpu0, w0 = tree_cpu(pid), time.monotonic()
+        sampler = Sampler(pid, every) if do_idle else None
+        if sampler:
+            sampler.start()
+        time.sleep(window)                                   # the measurement window itself
+        cpu1, w1 = tree_cpu(pid), time.monotonic()
+        end_mem = tree_memory(pid)
+        if sampler:
+            sampler.stop()
+        end = sc.reading()
+        st = sc.run.state()
+        res["bytes"] = byte_figures(start, end)
+        res["since_start"] = byte_figures(None, end, base_wire={i: sc.base[i]["local_in"][1]
+                                                                + sc.base[i]["local_out"][1] for i in UPLINKS})
+        res["verdicts"] = {i: st["uplinks"][i]["verdict"] for i in st["uplinks"]}
+        res["primary"] = st["primary"]
+        res["metered"] = {i: st["uplinks"][i].get("metered", "?") for i in st["uplinks"]}
+        if do_idle:
+            rss = [s[0] for s in sampler.samples]
+            dirty = [s[1] for s in sampler.samples]
+            res["idle"] = {"cpu": cpu1 - cpu0, "wall": w1 - w0, "rss_end": end_mem[0],
+                           "dirty_end": end_mem[1], "procs": end_mem[2],
+                           "rss_mean": mean(rss), "rss_max": max(rss, default=None),
+                           "dirty_mean": mean(dirty), "dirty_max": max(dirty, default=None),
+                           "samples": len(rss)}
+    return res
+
+
+# -- (iv) ------------------------------------------------------------------------------
+
+def steady_run(binary, workdir, seconds):
+    res = {}
+    with Scene(binary, workdir, "steady", traffic=True) as sc:
+        start = sc.reading()
+        mark = len(sc.run.events())
+        t0 = time.time()
+        time.sleep(seconds)                                  # the observation window itself
+        t1 = time.time()
+        end = sc.reading()
+        events = sc.run.events()[mark:]
+        lan = sc.client.results(since=t0, until=t1)
+        res["bytes"] = byte_figures(start, end)
+        res["primary_changes"] = [e.short for e in events if e.event == "primary"]
+        res["verdict_changes"] = [e.short for e in events if e.event == "verdict"]
+        res["lan_total"] = len(lan)
+        res["lan_failed"] = len([r for r in lan if not r.ok])
+        res["lan_not_eth"] = len([r for r in lan if r.ok and r.upstream != "eth"])
+        res["seconds"] = t1 - t0
+    return res
+
+
+# -- the table ---------------------------------------------------------------------
+
+def table(res, args):
+    rows = []
+
+    def section(title):
+        rows.append((f"**{title}**", "", ""))
+
+    def row(figure, value, target="–"):
+        rows.append((figure, value, target))
+
+    def times(samples, key):
+        return [s[key] for s in samples if s.get(key) is not None]
+
+    def med_p95(xs):
+        return f"{fmt_s(median(xs))} / {fmt_s(p95(xs))}" if xs else NONE
+
+    for part, title, target in (
+            ("cut-traffic", "with LAN traffic through the primary", "median ≤ 3 s"),
+            ("cut-idle", "with no traffic", "median ≤ 10 s, p95 ≤ 20 s")):
+        if part not in res:
+            continue
+        samples = res[part]
+        section(f"Upstream cut with carrier up (eth0, primary), {title}: defaults, random phase")
+        moved = times(samples, "detect")
+        missed = len(samples) - len(moved)
+        row(f"cut → primary hook started: median / p95 (n={len(moved)}"
+            + (f"; {missed} not moved within {args.detect_timeout:g} s" if missed else "") + ")",
+            med_p95(moved), target)
+        row("each run", ", ".join(fmt_s(s["detect"]) if s.get("detect") is not None else "not moved"
+                                  for s in samples))
+        got = [s["primary"] for s in samples if s.get("detect") is not None]
+        row("new primary (runs)", ", ".join(f"{p} ({got.count(p)})" for p in sorted(set(got))) or NONE,
+            "wlan0")
+        phases = times(samples, "phase")
+        if phases:
+            row("phase: cut after eth0's last probe request, median (min–max)",
+                f"{fmt_s(median(phases))} ({fmt_s(min(phases))}–{fmt_s(max(phases))})")
+        out = times(samples, "outage")
+        if part == "cut-traffic":
+            row("LAN traffic: cut → first answer through the new primary, median / p95", med_p95(out))
+
+    def byte_rows(figs, label, uplinks, note=""):
+        for i in uplinks:
+            seconds, wire, agent = figs[i]
+            pm_wire, pm_agent = per_month(wire, seconds), per_month(agent, seconds)
+            target = {"wwan0": "≤ 5 MB / month (metered)"}.get(i, "–") if label == "idle" else "–"
+            row(f"{i} {note}: on the wire in {seconds:.0f} s, per month",
+                f"{wire} B; {mb(pm_wire)}", target)
+            row(f"{i} {note}: agent's count (bytes_today), per month; agent / wire",
+                f"{agent} B; {mb(pm_agent)}; {ratio(agent, wire)}" if agent is not None else NONE,
+                "within 10 %")
+
+    q = res.get("quiet")
+    if q and "bytes" in q:
+        section(f"Probe data on the wire (nftables, gateway's own IPv4 traffic, both directions), "
+                f"defaults, no LAN traffic, window of {args.bytes_seconds:g} s after {args.settle:g} s")
+        row("verdicts at the end; METERED", " ".join(f"{i}={v}" for i, v in q["verdicts"].items())
+            + f", primary {q['primary']}; " + " ".join(f"{i}={m}" for i, m in q["metered"].items()))
+        byte_rows(q["bytes"], "idle", ("wwan0",), "(metered backup, online)")
+        byte_rows(q["bytes"], "idle", ("eth0",), "(unmetered primary, no traffic)")
+        byte_rows(q["bytes"], "idle", ("wlan0",), "(unmetered backup)")
+        ss = q["since_start"]
+        row("since the agent started (start-up rounds included): agent / wire",
+            ", ".join(f"{i} {ss[i][2]} / {ss[i][1]} B = {ratio(ss[i][2], ss[i][1])}" for i in UPLINKS),
+            "within 10 %")
+
+    s = res.get("steady")
+    if s:
+        section(f"Healthy primary (eth0) with steady LAN traffic, {s['seconds']:.0f} s, defaults")
+        row("primary changes in the hook log", f"{len(s['primary_changes'])}"
+            + (f": {', '.join(s['primary_changes'])}" if s["primary_changes"] else ""), "0")
+        row("verdict changes in the hook log", f"{len(s['verdict_changes'])}"
+            + (f": {', '.join(s['verdict_changes'])}" if s["verdict_changes"] else ""), "0")
+        row("LAN requests failed / all (answered through another uplink)",
+            f"{s['lan_failed']} / {s['lan_total']} ({s['lan_not_eth']})")
+        byte_rows(s["bytes"], "steady", ("eth0",), "(primary, with LAN traffic)")
+        byte_rows(s["bytes"], "steady", ("wwan0",), "(metered backup)")
+
+    if q and "idle" in q:
+        d = q["idle"]
+        section(f"Idle, defaults, 3 uplinks, no traffic: the agent's process tree over {d['wall']:.0f} s")
+        row("CPU seconds per idle hour", f"{d['cpu'] * 3600 / d['wall']:.2f} s/h ({d['cpu']:.3f} s in "
+            f"{d['wall']:.0f} s)", "not worse than README (0.03 s/h at 5 min, 3 uplinks)")
+        row("RSS: end of the window; mean / max of samples every second",
+            f"{d['rss_end']} KiB; {kib_of(d['rss_mean'])} / {kib_of(d['rss_max'])} (n={d['samples']}, "
+            f"{d['procs']} processes at the end)", "README (5 min interval): 17552 KiB")
+        row("Private_Dirty: end; mean / max", f"{d['dirty_end']} KiB; "
+            f"{kib_of(d['dirty_mean'])} / {kib_of(d['dirty_max'])}", "README (5 min interval): 2064 KiB")
+
+    lines = ["| figure | value | issue 13 target |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    return "\n".join(lines)
+
+
+# -- main ----------------------------------------------------------------------------------
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", help="the uplinkd to measure")
+    ap.add_argument("--runs", type=int, help="cuts per cut part (20)")
+    ap.add_argument("--bytes-seconds", type=float, help="bytes/idle window, s (3600)")
+    ap.add_argument("--steady-seconds", type=float, help="healthy-primary window, s (600)")
+    ap.add_argument("--settle", type=float, help="wait after start-up before the bytes window, s (600)")
+    ap.add_argument("--detect-timeout", type=float, help="bound of one cut, s (120)")
+    ap.add_argument("--back-timeout", type=float, help="bound of the return to eth0 between cuts, s (180)")
+    ap.add_argument("--skip", default="", help="comma list of " + ",".join(PARTS))
+    ap.add_argument("--smoke", action="store_true",
+                    help="every part very short, all in parallel (CI): "
+                         + ", ".join(f"{k}={v:g}" for k, v in SMOKE.items()) + " (explicit flags win)")
+    ap.add_argument("--command", help="the command line to print in the header")
+    args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)
+    for key, value in (SMOKE if args.smoke else FULL).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    skip = set(filter(None, args.skip.split(",")))
+    if skip - set(PARTS):
+        ap.error(f"--skip: unknown parts {sorted(skip - set(PARTS))}; known: {','.join(PARTS)}")
+    if args.runs < 1 or args.bytes_seconds < 1 or args.steady_seconds < 1 or args.settle < 0:
+        ap.error("--runs, --bytes-seconds and --steady-seconds must be at least 1, --settle at least 0")
+    binary, note = (Path(args.binary), "") if args.binary else default_binary()
+    binary = binary.resolve()
+    if not os.access(binary, os.X_OK) or not has_run(binary):
+        print(f"bench: no uplinkd with `run` at {binary}", file=sys.stderr)
+        return 1
+    if note:
+        print(note, file=sys.stderr)
+    problem = labmod.preflight(binary, tools=("nft", "dnsmasq")) or failoverlab.unavailable_reason()
+    if problem is not None:
+        print(f"bench: {problem}", file=sys.stderr)
+        return 1
+
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
+    command = args.command or "python3 " + shlex.join(sys.argv)
+    load = " ".join(open("/proc/loadavg").read().split()[:3])
+    header = [
+        "uplinkd failover and probe cost at the default settings (Tests/bench/bench_failover.py)",
+        "",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
+        f"- machine: {machine()}; load average at start {load}",
+        f"- uplinkd: {version} ({binary})",
+        f"- command: `{command}`",
+        "- configuration: `[interface X] dns = ROUTER` only (built-in probes, every other setting "
+        "at its default); hooks: 10-record, hooks/50-route-failover",
+    ]
+    if args.smoke:
+        header.append("- NOTE: --smoke: very short windows and single runs, to check that the "
+                      "benchmark runs; not figures")
+    if note:
+        header.append(f"- {note}")
+
+    res, errors = {}, []
+    lock = threading.Lock()
+
+    def attempt(name, fn):
+        try:
+            value = fn()
+        except Exception as exc:                      # noqa: BLE001 -- reported under the table
+            text = f"{type(exc).__name__}: {exc}"
+            print(f"bench: {name} failed: {text}", file=sys.stderr)
+            lines = text.splitlines()
+            with lock:
+                errors.append(f"{name}: " + "\n    ".join(lines[:8])
+                              + (f"\n    ... ({len(lines) - 8} more lines on stderr)" if len(lines) > 8 else ""))
+            return
+        with lock:
+            res[name] = value
+
+    with tempfile.TemporaryDirectory(prefix="bench-failover-") as tmp:
+        workdir = Path(tmp)
+        jobs = []
+        if "bytes" not in skip or "idle" not in skip:
+            jobs.append(("quiet", lambda: quiet_run(binary, workdir, args.settle, args.bytes_seconds,
+                                                    "idle" not in skip)))
+        serial = []
+        for part, traffic in (("cut-traffic", True), ("cut-idle", False)):
+            if part not in skip:
+                serial.append((part, (lambda traffic: lambda: cut_runs(
+                    binary, workdir, traffic, args.runs, args.detect_timeout, args.back_timeout))(traffic)))
+        if "steady" not in skip:
+            serial.append(("steady", lambda: steady_run(binary, workdir, args.steady_seconds)))
+        per_run = UNMETERED_INTERVAL_S / 2 + 10 + 30 + 15       # phase, cut, hold-down, return
+        serial_s = sum(args.runs * per_run for n, _ in serial if n.startswith("cut")) + \
+            (args.steady_seconds + 20 if "steady" not in skip else 0)
+        quiet_s = args.settle + args.bytes_seconds + 20 if jobs else 0
+        longest = max([quiet_s] + [args.runs * per_run if n.startswith("cut") else args.steady_seconds + 20
+                                   for n, _ in serial]) if args.smoke else max(serial_s, quiet_s)
+        progress(f"about {longest / 60:.0f} min; {binary}"
+                 + (" (smoke: all parts in parallel)" if args.smoke else ""))
+        threads = []
+        try:
+            if args.smoke:
+                jobs += serial
+                serial = []
+            for name, fn in jobs:
+                progress(f"{name}: started in a lab of its own")
+                t = threading.Thread(target=attempt, args=(name, fn), daemon=True)
+                t.start()
+                threads.append(t)
+            for name, fn in serial:
+                progress(f"{name}: started")
+                attempt(name, fn)
+            for t in threads:
+                while t.is_alive():
+                    t.join(timeout=1.0)
+        except KeyboardInterrupt:
+            print("bench: interrupted", file=sys.stderr)
+            return 130
+    if "quiet" in res:
+        res["quiet"] = {k: v for k, v in res["quiet"].items()
+                        if k != "bytes" or "bytes" not in skip}
+    print("\n".join(header))
+    print()
+    print(table(res, args))
+    print()
+    print("Method: see the docstring of Tests/bench/bench_failover.py. Per month = 30 days, "
+          "extrapolated from the window; MB = 10^6 bytes. Times run from just before the `nft` "
+          "command of the cut to the start of the first hook of the primary change.")
+    for err in errors:
+        print(f"\nNOT MEASURED, {err}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,780 @@
+"""Failover lab for the uplinkd integration tests (test_failover.py,
+test_failoverlab.py) and the failover benchmark (Tests/bench/bench_failover.py).
+
+A gateway with three uplinks, each a veth to its own upstream namespace that
+plays the internet as the agent's BUILT-IN probes see it, and a LAN behind the
+gateway whose traffic is forwarded and NATed out of the current primary:
+
+                    LAN namespace "lan": eth0 192.168.77.2/24, default via .1
+                    lanclient.py: GET http://203.0.113.80/lan/N every 100 ms
+                                 |
+    +----------------------------|-------------------------------------------------+
+    | gateway "gw"             lan0 192.168.77.1/24                                 |
+    | ip_forward=1; nftables: masquerade out of eth0, wlan0, wwan0; byte counters   |
+    | uplinkd run (built-in probes) + hooks: 10-record, 50-route-failover (shipped) |
+    | default routes: eth0 m100 < wlan0 m200 < wwan0 m300 (+ the hook's proto 77 m10)|
+    | eth0 .1.2 (ethernet)      wlan0 .2.2 (wifi)          wwan0 .3.2 (wwan, metered)|
+    +---|--------------------------|----------------------------|---------------------+
+    +---|----------+         +-----|--------+            +------|-------+
+    | "eth"        |         | "wifi"       |            | "cell"       |
+    | .1.1 router  |         | .2.1 router  |            | .3.1 router  |
+    +--------------+         +--------------+            +--------------+
+    Each upstream: dnsmasq on the router address answering the five built-in
+    probe names with 203.0.113.80 (TTL 300; AAAA: no data) and every other
+    name with NXDOMAIN (--local=/#/, no upstream server: nothing is forwarded); inetserver.py on 203.0.113.80:80 (its
+    loopback) answering the five built-in endpoints like the real ones, plus
+    /lan/ for the LAN client; optionally DHCP (dhclient in gw) with option 43
+    "ANDROID_METERED" as a phone hotspot sends it.
+    (.N.M = 10.233.N.M/24)
+
+Nothing leaves the namespaces: they have no link to the host, the upstreams do
+not forward, and dnsmasq has no server to forward to. Namespace names follow
+lab.py ("ul<pid>-<seq>-<role>") and are swept the same way when their creator
+died. Files of one lab live in FailoverLab.dir (logs/: servers, dnsmasq, DHCP
+clients, LAN client; leases/: dhclient lease files; run/).
+
+What the tests and the benchmark use:
+- cut(iface) / restore(iface) / cut_off(iface): the upstream of an uplink drops
+  everything to and from 203.0.113.0/24 (nftables in the upstream namespace),
+  carrier up; its router keeps answering DNS and ARP.
+- counters(): nftables counters in gw, per uplink, IPv4 only, of the gateway's
+  own traffic (local_in/local_out: the agent's probes and DNS; dns_in/dns_out
+  the DNS part of it) and of forwarded LAN traffic (fwd_in/fwd_out), in packets
+  and bytes at the IP level (headers included, no link-layer framing).
+- block(iface, name...) / blocked(): one upstream leaves some built-in
+  endpoints unanswered (a firewall dropping them), the others keep working.
+- http_requests(iface) / probe_requests(iface): what each upstream's HTTP server
+  logged; dns_queries(iface): what its dnsmasq logged.
+- lan_client(): starts lanclient.py in the LAN namespace (LanClient).
+- agent_config(), agent_hooks(): an uplinkd configuration with nothing but the
+  per-uplink DNS servers (the agent's defaults otherwise) and the shipped
+  route-failover hook wired to the repository's hook library.
+- wait_settled(run, lab, timeout): an agentrun.AgentRun has every uplink online,
+  eth0 primary, its hook lines caught up and the hook's route through eth0.
+"""
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from dnslab import DHCLIENT_SCRIPT, _tool
+from inetserver import ENDPOINTS
+from lab import INTERNET_ADDR, REPO_ROOT, Lab, LabError, run, sweep_stale
+
+HERE = Path(__file__).resolve().parent
+INETSERVER = HERE / "inetserver.py"
+LANCLIENT = HERE / "lanclient.py"
+NETTOOL = HERE / "nettool.py"
+HOOKS = REPO_ROOT / "hooks"
+HOOK_LIB = HOOKS / "lib" / "uplinkd-hook.sh"
+
+LAN_GW, LAN_HOST, LAN_PREFIX = "192.168.77.1", "192.168.77.2", 24
+LAN_IFACE_GW, LAN_IFACE_HOST = "lan0", "eth0"
+DNS_TTL = 300
+LEASE_TIME = "1h"
+CUT_TABLE = "failoverlab_cut"
+COUNT_TABLE = "failoverlab_count"
+NAT_TABLE = "failoverlab_nat"
+METERED_OPTION = "ANDROID_METERED"
+TOOLS = ("dnsmasq", "nft")
+# The built-in probes: name -> (host, path).
+BUILTIN = {name: (host, path) for name, (host, path, *_rest) in ENDPOINTS.items()}
+COUNTER_KEYS = ("local_in", "local_out", "dns_in", "dns_out", "fwd_in", "fwd_out")
+
+# Debian's stock /etc/dhcp/dhclient.conf request list (without the options it
+# defines itself); option 43 is NOT asked for: a phone hotspot forces it.
+DHCLIENT_CONF = """# uplinkd failover lab: what the gateway's dhclient asks for (Debian's list)
+request subnet-mask, broadcast-address, time-offset, routers,
+        domain-name, domain-name-servers, domain-search, host-name,
+        interface-mtu, ntp-servers;
+initial-interval 1;
+backoff-cutoff 2;
+"""
+
+
+@dataclass(frozen=True)
+class FailoverUplink:
+    iface: str          # name in the gw namespace
+    role: str           # upstream namespace role
+    n: int              # 10.233.N.0/24
+    kind: str           # what uplinkd should call it
+    metric: int         # metric of its default route in gw
+
+    @property
+    def peer(self) -> str:
+        return f"up-{self.iface}"
+
+    @property
+    def router(self) -> str:
+        return f"10.233.{self.n}.1"
+
+    @property
+    def address(self) -> str:
+        return f"10.233.{self.n}.2"
+
+
+FAILOVER_UPLINKS = (
+    FailoverUplink("eth0", "eth", 1, "ethernet", 100),
+    FailoverUplink("wlan0", "wifi", 2, "wifi", 200),
+    FailoverUplink("wwan0", "cell", 3, "wwan", 300),
+)
+FAILOVER_UPLINK_BY_IFACE = {u.iface: u for u in FAILOVER_UPLINKS}
+FAILOVER_ROLES = ("gw", "lan") + tuple(u.role for u in FAILOVER_UPLINKS)
+
+
+def unavailable_reason() -> Optional[str]:
+    """What the failover lab needs beyond lab.unavailable_reason(), or None."""
+    missing = [t for t in TOOLS if shutil.which(t) is None
+               and not any(Path(d, t).exists() for d in ("/usr/sbin", "/sbin"))]
+    if missing:
+        return f"the failover lab needs {', '.join(missing)} (Debian: dnsmasq-base, nftables)"
+    return None
+
+
+def dhcp_unavailable_reason() -> Optional[str]:
+    if shutil.which("dhclient") is None and not any(Path(d, "dhclient").exists()
+                                                     for d in ("/usr/sbin", "/sbin")):
+        return "DHCP in the failover lab needs ISC dhclient (Debian: isc-dhcp-client)"
+    return None
+
+
+class _Proc:
+    def __init__(self, name, popen, log, file):
+        self.name, self.popen, self.log, self._file = name, popen, log, file
+
+    def running(self) -> bool:
+        return self.popen.poll() is None
+
+
+@dataclass(frozen=True)
+class Request:
+    """One line of an upstream's HTTP server log."""
+    t: float
+    client: str
+    host: str
+    target: str
+    status: str
+    nbytes: int
+
+    @property
+    def is_lan(self) -> bool:
+        return self.target.startswith("/lan/")
+
+
+@dataclass(frozen=True)
+class LanResult:
+    """One line of the LAN client's log."""
+    start: float
+    end: float
+    result: str
+    upstream: str
+
+    @property
+    def ok(self) -> bool:
+        return self.result == "ok"
+
+
+class LanClient:
+    """lanclient.py in the LAN namespace; its log parsed on demand."""
+
+    def __init__(self, lb: "FailoverLab", log: Path, period=0.1, timeout=1.0, size=512):
+        self.lab, self.log = lb, log
+        argv = [sys.executable, str(LANCLIENT), "--target", INTERNET_ADDR, "--period", str(period),
+                "--timeout", str(timeout), "--size", str(size), "--log", str(log)]
+        self.proc = lb._spawn_ready("lanclient", "lan", argv)
+
+    def running(self) -> bool:
+        return self.proc.running()
+
+    def stop(self):
+        self.lab._stop_proc(self.proc)
+
+    def results(self, since: Optional[float] = None, until: Optional[float] = None):
+        try:
+            text = self.log.read_text()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in text.splitlines():
+            f = line.split()
+            if len(f) != 4:
+                continue                      # a line being written
+            r = LanResult(float(f[0]), float(f[1]), f[2], f[3])
+            if (since is None or r.start >= since) and (until is None or r.start < until):
+                out.append(r)
+        return out
+
+    def flowing(self, via: Optional[str] = None, since: Optional[float] = None, count: int = 5) -> bool:
+        """The last `count` requests (started after `since`) all ok, through
+        upstream role `via` if given."""
+        rs = self.results(since)
+        last = rs[-count:]
+        return len(last) == count and all(r.ok and (via is None or r.upstream == via) for r in last)
+
+    def wait_flowing(self, via: Optional[str] = None, since: Optional[float] = None,
+                     timeout: float = 20.0, count: int = 5):
+        deadline = time.monotonic() + timeout
+        while not self.flowing(via, since, count):
+            if not self.running():
+                raise LabError(f"LAN client exited\n{self.lab.proc_logs()}")
+            if time.monotonic() >= deadline:
+                tail = self.results()[-12:]
+                raise LabError(f"LAN traffic not flowing{f' through {via}' if via else ''} within "
+                               f"{timeout}s; last requests: "
+                               + ", ".join(f"{r.result}/{r.upstream}" for r in tail))
+            time.sleep(0.05)
+
+    def outage(self, cut: float, via: str):
+        """(last ok answer before `cut`, first ok answer through `via` started
+        after `cut`) as end times, either None when not seen."""
+        rs = self.results()
+        before = [r.end for r in rs if r.ok and r.start < cut]
+        after = [r.end for r in rs if r.ok and r.start >= cut and r.upstream == via]
+        return (before[-1] if before else None, after[0] if after else None)
+
+    def failures(self, since: Optional[float] = None, until: Optional[float] = None):
+        return [r for r in self.results(since, until) if not r.ok]
+
+
+class FailoverLab(Lab):
+    """The topology above. Context manager; destroy() is idempotent.
+
+    dhcp: uplinks addressed by DHCP (dnsmasq in their upstream, ISC dhclient in
+    gw; their DNS server then comes from the lease, not from the configuration);
+    metered_dhcp: those of them whose DHCP server sends option 43
+    "ANDROID_METERED". The others have static addresses and routes."""
+
+    roles = FAILOVER_ROLES
+    uplinks = FAILOVER_UPLINKS
+
+    def __init__(self, dhcp=(), metered_dhcp=(), wait_timeout: float = 40.0):
+        super().__init__()
+        self.dhcp = tuple(dhcp)
+        self.metered_dhcp = tuple(metered_dhcp)
+        if set(self.metered_dhcp) - set(self.dhcp):
+            raise ValueError("metered_dhcp must be a subset of dhcp")
+        self.wait_timeout = wait_timeout
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{self.tag}-failover-"))
+        os.chmod(self.dir, 0o755)             # dnsmasq runs unprivileged
+        for sub in ("logs", "leases", "run", "scripts"):
+            (self.dir / sub).mkdir()
+            os.chmod(self.dir / sub, 0o755)
+        self.lease_dir = self.dir / "leases"
+        self._procs = []
+        self.dnsmasq = {}                     # iface -> _Proc
+        self.http = {}                        # iface -> _Proc
+        self.marks = {}                       # log sizes right after build
+
+    def uplink(self, iface: str) -> FailoverUplink:
+        return FAILOVER_UPLINK_BY_IFACE[iface]
+
+    # -- processes ---------------------------------------------------------------
+    def _spawn(self, name: str, role: str, argv, stdout=None) -> _Proc:
+        log = self.dir / "logs" / f"{name}.out"
+        f = open(log, "ab")
+        p = subprocess.Popen(self.exec_argv(role, argv), stdin=subprocess.DEVNULL,
+                             stdout=stdout if stdout is not None else f,
+                             stderr=f if stdout is not None else subprocess.STDOUT,
+                             start_new_session=True)
+        proc = _Proc(name, p, log, f)
+        self._procs.append(proc)
+        return proc
+
+    def _spawn_ready(self, name: str, role: str, argv, timeout: float = 15.0) -> _Proc:
+        """Spawn a program that prints "ready" on stdout; wait (bounded) for it."""
+        proc = self._spawn(name, role, argv, stdout=subprocess.PIPE)
+        deadline = time.monotonic() + timeout
+        fd = proc.popen.stdout.fileno()
+        buf = b""
+        try:
+            while b"\n" not in buf:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise LabError(f"{name} in {role} not ready after {timeout}s\n{self.proc_logs()}")
+                readable, _, _ = select.select([fd], [], [], left)
+                if readable:
+                    chunk = os.read(fd, 256)
+                    if not chunk:
+                        proc.popen.wait(timeout=5)
+                        raise LabError(f"{name} in {role} exited with {proc.popen.returncode} "
+                                       f"before ready\n{self.proc_logs()}")
+                    buf += chunk
+            if buf.split(b"\n", 1)[0].strip() != b"ready":
+                raise LabError(f"{name} printed {buf!r} instead of 'ready'")
+        except BaseException:
+            self._stop_proc(proc)
+            raise
+        proc.popen.stdout.close()
+        return proc
+
+    def _stop_proc(self, proc: _Proc):
+        if proc.running():
+            try:
+                os.killpg(proc.popen.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.popen.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.popen.wait(timeout=5)
+        if not proc._file.closed:
+            proc._file.close()
+        if proc in self._procs:
+            self._procs.remove(proc)
+
+    def _stop_procs(self):
+        for proc in reversed(self._procs):
+            if proc.running():
+                try:
+                    os.killpg(proc.popen.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 5
+        for proc in list(reversed(self._procs)):
+            try:
+                proc.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.popen.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.popen.wait(timeout=5)
+            proc._file.close()
+        self._procs.clear()
+
+    def proc_logs(self) -> str:
+        """The tail of every log of the lab (for failure messages)."""
+        parts = []
+        for path in sorted((self.dir / "logs").iterdir()):
+            try:
+                text = path.read_text(errors="replace")
+            except OSError:
+                continue
+            parts.append(f"--- {path.name} ---\n{text[-3000:]}")
+        return "\n".join(parts)
+
+    # -- build / destroy -----------------------------------------------------------
+    def build(self):
+        sweep_stale()
+        try:
+            self._make_namespaces()
+            self._make_uplinks()
+            self._make_lan()
+            self._make_nftables()
+            self._start_dnsmasqs()
+            self._start_http()
+            self._start_dhclients()
+            self.wait_ready(self.wait_timeout)
+            self.marks = {u.iface: (self.dns_log_size(u.iface), self.http_log_size(u.iface))
+                          for u in self.uplinks}
+        except BaseException:
+            self.destroy()
+            raise
+        return self
+
+    def destroy(self):
+        self._stop_procs()
+        super().destroy()
+        self.dnsmasq.clear()
+        self.http.clear()
+        if self.dir is not None and self.dir.exists():
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _sysctl(self, role, *settings):
+        run(self.exec_argv(role, ["sysctl", "-q", "-w", *settings]))
+
+    def _make_namespaces(self):
+        for role in self.roles:
+            run(["ip", "netns", "add", self.ns[role]])
+            self._created.append(self.ns[role])
+            self.ip(role, "link", "set", "lo", "up")
+            self._sysctl(role, "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+                         "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
+            if role not in ("gw", "lan"):
+                self.ip(role, "addr", "add", f"{INTERNET_ADDR}/32", "dev", "lo")
+                # The upstream plays a router, and routers send no router
+                # solicitations: without this its veth would (Linux keeps soliciting,
+                # backing off), and the gateway would see packets coming in on an
+                # idle uplink that no real upstream sends.
+                self._sysctl(role, "net.ipv6.conf.all.router_solicitations=0",
+                             "net.ipv6.conf.default.router_solicitations=0")
+
+    def _make_uplinks(self):
+        for u in self.uplinks:
+            self.ip("gw", "link", "add", u.iface, "type", "veth",
+                    "peer", "name", u.peer, "netns", self.ns[u.role])
+            self.ip(u.role, "addr", "add", f"{u.router}/24", "dev", u.peer)
+            self.ip(u.role, "link", "set", u.peer, "up")
+            if u.iface not in self.dhcp:
+                self.ip("gw", "addr", "add", f"{u.address}/24", "dev", u.iface)
+            self.ip("gw", "link", "set", u.iface, "up")
+        for u in self.uplinks:
+            self.wait_lower_up(u.iface, True)
+            if u.iface not in self.dhcp:
+                self.ip("gw", "route", "add", "default", "via", u.router,
+                        "dev", u.iface, "metric", str(u.metric))
+
+    def _make_lan(self):
+        self.ip("gw", "link", "add", LAN_IFACE_GW, "type", "veth",
+                "peer", "name", LAN_IFACE_HOST, "netns", self.ns["lan"])
+        self.ip("gw", "addr", "add", f"{LAN_GW}/{LAN_PREFIX}", "dev", LAN_IFACE_GW)
+        self.ip("lan", "addr", "add", f"{LAN_HOST}/{LAN_PREFIX}", "dev", LAN_IFACE_HOST)
+        self.ip("gw", "link", "set", LAN_IFACE_GW, "up")
+        self.ip("lan", "link", "set", LAN_IFACE_HOST, "up")
+        self.wait_lower_up(LAN_IFACE_GW, True)
+        self.ip("lan", "route", "add", "default", "via", LAN_GW)
+        self._sysctl("gw", "net.ipv4.ip_forward=1")
+
+    def _make_nftables(self):
+        names = ", ".join(f'"{u.iface}"' for u in self.uplinks)
+        nat = (f"table ip {NAT_TABLE} {{\n"
+               f"  chain postrouting {{ type nat hook postrouting priority srcnat; policy accept;\n"
+               f"    oifname {{ {names} }} masquerade\n  }}\n}}\n")
+        counters, inp, out, fwd = [], [], [], []
+        for u in self.uplinks:
+            i = u.iface
+            counters += [f"  counter {i}_{k} {{ }}\n" for k in COUNTER_KEYS]
+            inp += [f'    meta nfproto ipv4 iifname "{i}" counter name "{i}_local_in"\n',
+                    f'    meta nfproto ipv4 iifname "{i}" meta l4proto {{ udp, tcp }} th sport 53 '
+                    f'counter name "{i}_dns_in"\n']
+            out += [f'    meta nfproto ipv4 oifname "{i}" counter name "{i}_local_out"\n',
+                    f'    meta nfproto ipv4 oifname "{i}" meta l4proto {{ udp, tcp }} th dport 53 '
+                    f'counter name "{i}_dns_out"\n']
+            fwd += [f'    meta nfproto ipv4 iifname "{i}" counter name "{i}_fwd_in"\n',
+                    f'    meta nfproto ipv4 oifname "{i}" counter name "{i}_fwd_out"\n']
+        count = (f"table inet {COUNT_TABLE} {{\n" + "".join(counters)
+                 + "  chain input { type filter hook input priority -300; policy accept;\n"
+                 + "".join(inp) + "  }\n"
+                 + "  chain output { type filter hook output priority -300; policy accept;\n"
+                 + "".join(out) + "  }\n"
+                 + "  chain forward { type filter hook forward priority -300; policy accept;\n"
+                 + "".join(fwd) + "  }\n}\n")
+        run(self.exec_argv("gw", ["nft", "-f", "-"]), input=nat + count)
+
+    # -- dnsmasq --------------------------------------------------------------------
+    def dnsmasq_log(self, iface: str) -> Path:
+        return self.dir / "logs" / f"dnsmasq-{iface}.log"
+
+    def _start_dnsmasqs(self):
+        for u in self.uplinks:
+            log = self.dnsmasq_log(u.iface)
+            log.touch()
+            argv = [_tool("dnsmasq"), "--keep-in-foreground", "--conf-file=/dev/null",
+                    "--no-resolv", "--no-hosts", "--no-poll", "--bind-interfaces",
+                    f"--listen-address={u.router}",
+                    f"--pid-file={self.dir / 'run' / f'dnsmasq-{u.iface}.pid'}",
+                    f"--log-facility={log}", "--log-queries", "--log-dhcp",
+                    f"--local-ttl={DNS_TTL}", "--local=/#/"]
+            argv += [f"--host-record={host},{INTERNET_ADDR}" for host, _path in BUILTIN.values()]
+            if u.iface in self.dhcp:
+                argv += [f"--dhcp-leasefile={self.dir / 'run' / f'dnsmasq-{u.iface}.leases'}",
+                         "--dhcp-authoritative",
+                         f"--dhcp-range={u.address},{u.address},255.255.255.0,{LEASE_TIME}",
+                         f"--dhcp-option=option:router,{u.router}",
+                         f"--dhcp-option=option:dns-server,{u.router}"]
+                if u.iface in self.metered_dhcp:
+                    argv.append(f"--dhcp-option-force=43,{METERED_OPTION}")
+            self.dnsmasq[u.iface] = self._spawn(f"dnsmasq-{u.iface}", u.role, argv)
+
+    # -- HTTP --------------------------------------------------------------------------
+    def http_log(self, iface: str) -> Path:
+        return self.dir / "logs" / f"http-{iface}.log"
+
+    def block_file(self, iface: str) -> Path:
+        return self.dir / "run" / f"blocked-{iface}"
+
+    def _start_http(self):
+        for u in self.uplinks:
+            self.http[u.iface] = self._spawn_ready(
+                f"inetserver-{u.iface}", u.role,
+                [sys.executable, str(INETSERVER), "--role", u.role, "--log", str(self.http_log(u.iface)),
+                 "--block-file", str(self.block_file(u.iface))])
+
+    def block(self, iface: str, *names: str):
+        """iface's upstream leaves requests for these built-in endpoints (apple,
+        google, firefox, microsoft, debian) unanswered, from the next request on;
+        block(iface) with no names unblocks."""
+        unknown = set(names) - set(BUILTIN)
+        if unknown:
+            raise ValueError(f"not built-in endpoints: {sorted(unknown)}")
+        path = self.block_file(iface)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("".join(f"{n}\n" for n in names))
+        os.replace(tmp, path)
+
+    @contextmanager
+    def blocked(self, iface: str, *names: str):
+        self.block(iface, *names)
+        try:
+            yield
+        finally:
+            self.block(iface)
+
+    # -- DHCP ----------------------------------------------------------------------------
+    def lease_file(self, iface: str) -> Path:
+        return self.lease_dir / f"dhclient.{iface}.leases"
+
+    def _start_dhclients(self):
+        if not self.dhcp:
+            return
+        conf = self.dir / "scripts" / "dhclient.conf"
+        conf.write_text(DHCLIENT_CONF)
+        for iface in self.dhcp:
+            u = self.uplink(iface)
+            name = f"dhclient-{iface}"
+            script = self.dir / "scripts" / name
+            script.write_text(DHCLIENT_SCRIPT.replace("@IFACE@", iface)
+                              .replace("@METRIC@", str(u.metric))
+                              .replace("@EVENTS@", str(self.dir / "logs" / f"{name}.events")))
+            os.chmod(script, 0o755)
+            self._spawn(name, "gw", [_tool("dhclient"), "-4", "-d", "-v", "-cf", conf,
+                                     "-lf", self.lease_file(iface),
+                                     "-pf", self.dir / "run" / f"{name}.pid", "-sf", script, iface])
+
+    # -- readiness -----------------------------------------------------------------------
+    def _missing(self, u: FailoverUplink) -> Optional[str]:
+        if u.iface in self.dhcp:
+            if not any(a["family"] == "inet" and a["local"] == u.address for a in self.addresses(u.iface)):
+                return f"DHCP address {u.address}"
+            routes = json.loads(self.ip("gw", "-4", "-j", "route", "show", "default", "dev", u.iface).stdout)
+            if not any(r.get("gateway") == u.router for r in routes):
+                return f"default route via {u.router}"
+            text = self.lease_file(u.iface).read_text() if self.lease_file(u.iface).exists() else ""
+            if "domain-name-servers" not in text:
+                return f"{self.lease_file(u.iface).name} with domain-name-servers"
+        host, path = BUILTIN["google"]
+        answer = self.dns_query(u.iface, host, timeout=0.5)
+        if answer.get("answers") != [INTERNET_ADDR]:
+            return f"DNS answer for {host} through {u.iface}: {answer}"
+        got = self.http_get(u.iface, path, timeout=1.0)
+        if got.get("status") != 204:
+            return f"HTTP {path} through {u.iface}: {got}"
+        return None
+
+    def wait_ready(self, timeout: float):
+        """Wait (bounded) until every uplink has its address and route, its DNS
+        answers and its HTTP server answers through it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            missing = {u.iface: m for u in self.uplinks if (m := self._missing(u))}
+            if not missing:
+                return
+            dead = [p.name for p in self._procs if not p.running()]
+            if dead:
+                raise LabError(f"lab processes exited: {dead}\n{self.proc_logs()}")
+            if time.monotonic() >= deadline:
+                raise LabError(f"failover lab not ready within {timeout}s: {missing}\n{self.proc_logs()}")
+            time.sleep(0.2)
+
+    # -- looking at the lab --------------------------------------------------------------
+    def _nettool(self, role: str, args, timeout: float) -> dict:
+        proc = run(self.exec_argv(role, [sys.executable, NETTOOL, *args]), timeout=timeout + 10)
+        return json.loads(proc.stdout)
+
+    def dns_query(self, iface: Optional[str], name: str, qtype: str = "A",
+                  server: Optional[str] = None, timeout: float = 2.0) -> dict:
+        """One DNS query from gw, bound to `iface`, to its router (or `server`)."""
+        server = server or self.uplink(iface).router
+        args = ["dns", server, name, "--type", qtype, "--timeout", str(timeout)]
+        if iface:
+            args += ["--dev", iface]
+        return self._nettool("gw", args, timeout)
+
+    def http_get(self, iface: Optional[str], path: str, role: str = "gw", timeout: float = 2.0) -> dict:
+        """One HTTP/1.0 GET to 203.0.113.80 from `role`, bound to `iface` if given."""
+        args = ["http", INTERNET_ADDR, path, "--timeout", str(timeout)]
+        if iface:
+            args += ["--dev", iface]
+        return self._nettool(role, args, timeout)
+
+    def http_log_size(self, iface: str) -> int:
+        try:
+            return self.http_log(iface).stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def dns_log_size(self, iface: str) -> int:
+        return self.dnsmasq_log(iface).stat().st_size
+
+    def http_requests(self, iface: str, since: Optional[float] = None, offset: Optional[int] = None):
+        """Requests the HTTP server of iface's upstream logged (after the lab was
+        built, or after byte `offset` of its log), started at or after `since`."""
+        if offset is None:
+            offset = self.marks.get(iface, (0, 0))[1]
+        try:
+            with open(self.http_log(iface), "rb") as f:
+                f.seek(offset)
+                text = f.read().decode(errors="replace")
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in text.splitlines():
+            f = line.split()
+            if len(f) != 6:
+                continue
+            r = Request(float(f[0]), f[1], f[2], f[3], f[4], int(f[5]))
+            if since is None or r.t >= since:
+                out.append(r)
+        return out
+
+    def probe_requests(self, iface: str, since: Optional[float] = None, offset: Optional[int] = None):
+        """The gateway's own requests (not the LAN client's) at iface's upstream."""
+        return [r for r in self.http_requests(iface, since, offset) if not r.is_lan]
+
+    def dns_queries(self, iface: str, offset: Optional[int] = None):
+        """(qtype, name) of each query iface's dnsmasq logged (after the lab was
+        built, or after byte `offset` of its log)."""
+        if offset is None:
+            offset = self.marks.get(iface, (0, 0))[0]
+        with open(self.dnsmasq_log(iface), "rb") as f:
+            f.seek(offset)
+            text = f.read().decode(errors="replace")
+        out = []
+        for line in text.splitlines():
+            i = line.find("query[")
+            if i >= 0:
+                qtype, _, rest = line[i + 6:].partition("] ")
+                out.append((qtype, rest.split(" ", 1)[0]))
+        return out
+
+    def route_dev(self, role: str = "gw") -> str:
+        """The device the gateway routes the lab internet address through."""
+        out = self.ip(role, "route", "get", INTERNET_ADDR).stdout.split()
+        return out[out.index("dev") + 1]
+
+    def owned_routes(self) -> str:
+        """The route-failover hook's default routes (proto 77)."""
+        return self.ip("gw", "-4", "route", "show", "default", "proto", "77").stdout.strip()
+
+    def counters(self) -> dict:
+        """{iface: {key: (packets, bytes)}} of the nftables counters in gw
+        (keys: local_in, local_out, dns_in, dns_out, fwd_in, fwd_out)."""
+        out = run(self.exec_argv("gw", ["nft", "-j", "list", "counters", "table", "inet", COUNT_TABLE])).stdout
+        result = {u.iface: {} for u in self.uplinks}
+        for item in json.loads(out).get("nftables", []):
+            c = item.get("counter")
+            if not c:
+                continue
+            iface, _, key = c["name"].partition("_")
+            if iface in result and key in COUNTER_KEYS:
+                result[iface][key] = (c["packets"], c["bytes"])
+        return result
+
+    # -- changing the upstreams ----------------------------------------------------------
+    def cut(self, iface: str):
+        """iface's upstream drops everything to and from 203.0.113.0/24 (carrier
+        stays up; DNS on the router address still answers)."""
+        ruleset = (f"table inet {CUT_TABLE} {{\n"
+                   f"  chain input {{ type filter hook input priority -200; policy accept;\n"
+                   f"    ip daddr 203.0.113.0/24 drop\n  }}\n"
+                   f"  chain output {{ type filter hook output priority -200; policy accept;\n"
+                   f"    ip saddr 203.0.113.0/24 drop\n  }}\n}}\n")
+        run(self.exec_argv(self.uplink(iface).role, ["nft", "-f", "-"]), input=ruleset)
+
+    def restore(self, iface: str):
+        run(self.exec_argv(self.uplink(iface).role, ["nft", "delete", "table", "inet", CUT_TABLE]),
+            check=False)
+
+    def is_cut(self, iface: str) -> bool:
+        out = run(self.exec_argv(self.uplink(iface).role, ["nft", "list", "tables"])).stdout
+        return CUT_TABLE in out
+
+    @contextmanager
+    def cut_off(self, iface: str):
+        self.cut(iface)
+        try:
+            yield
+        finally:
+            self.restore(iface)
+
+    def lan_client(self, period=0.1, timeout=1.0, size=512, name="lanclient") -> LanClient:
+        return LanClient(self, self.dir / "logs" / f"{name}.log", period, timeout, size)
+
+    # -- the agent's configuration and hooks ------------------------------------------------
+    def agent_config(self, interfaces: Optional[dict] = None, sections: Optional[dict] = None) -> str:
+        """An uplinkd.conf that leaves every setting at its default except the
+        per-uplink DNS servers (`[interface X] dns = ROUTER` for static uplinks;
+        DHCP uplinks' servers come from their lease, `[dns] dhclient-leases`
+        names the lab's lease directory). interfaces: {iface: {key: value}} added
+        to `[interface iface]`; sections: {"agent": {...}, "kind wwan": {...}}
+        (a value None drops a key)."""
+        secs = {}
+        for name, keys in (sections or {}).items():
+            secs.setdefault(name, {}).update(keys)
+        if self.dhcp:
+            secs.setdefault("dns", {}).setdefault("dhclient-leases", str(self.lease_dir))
+        for u in self.uplinks:
+            keys = {} if u.iface in self.dhcp else {"dns": u.router}
+            keys.update((interfaces or {}).get(u.iface, {}))
+            secs.setdefault(f"interface {u.iface}", {}).update(keys)
+        lines = ["# written by failoverlab.py: built-in probes, defaults except the per-uplink DNS"]
+        for name, keys in secs.items():
+            keys = {k: v for k, v in keys.items() if v is not None}
+            if not keys:
+                continue
+            lines += ["", f"[{name}]"] + [f"{k} = {v}" for k, v in keys.items()]
+        return "\n".join(lines) + "\n"
+
+    def route_hook(self) -> str:
+        """A hook for the agent's hooks directory running the SHIPPED
+        hooks/50-route-failover with the repository's hook library and an empty
+        settings file of the lab's own (so /etc/uplinkd is never read)."""
+        conf = self.dir / "route-failover.conf"
+        if not conf.exists():
+            conf.write_text("# failover lab: the hook's defaults\n")
+        return (f"#!/bin/sh\nUPLINKD_HOOK_LIB='{HOOK_LIB}' UPLINKD_ROUTE_FAILOVER_CONF='{conf}' "
+                f"exec '{HOOKS / '50-route-failover'}'\n")
+
+    def agent_hooks(self) -> dict:
+        """{name: body} for AgentRun(hooks=...): the shipped route-failover hook
+        (AgentRun adds the recording hook 10-record, which runs first)."""
+        return {"50-route-failover": self.route_hook()}
+
+
+# -- waiting for an agent (an agentrun.AgentRun) in the lab -------------------------------
+
+def hooks_caught_up(run, primary: str = "eth0", online=("eth0", "wlan0", "wwan0")) -> bool:
+    """The recording hook's log has caught up with a state where the uplinks
+    `online` are online and `primary` is primary (hooks run after the state file
+    is written, one at a time)."""
+    events = run.events()
+    latest = {e.iface: e.verdict for e in events if e.event == "verdict"}
+    prim = [e.primary for e in events if e.event == "primary"]
+    return bool(prim) and prim[-1] == primary and all(latest.get(i) == "online" for i in online)
+
+
+def wait_settled(run, lb: FailoverLab, timeout: float, primary: str = "eth0",
+                 online=("eth0", "wlan0", "wwan0")):
+    """Wait (bounded; AgentError with the run's transcript) until the state file
+    says `online` are online and `primary` is primary, the hook log has caught
+    up, and the route-failover hook's route goes through `primary`."""
+    def state_ok(st):
+        return st["primary"] == primary and all(
+            st["uplinks"].get(i, {}).get("verdict") == "online" for i in online)
+    run.wait_state(state_ok, timeout, f"primary {primary}, {' '.join(online)} online")
+    run.wait_until(lambda: hooks_caught_up(run, primary, online)
+                   and f"dev {primary} " in lb.owned_routes() + " ",
+                   timeout, f"hook lines caught up (primary {primary}) and the route through {primary}")
+    return run.state()
+
+
+if __name__ == "__main__":
+    # Build the lab, print where things are, wait for Enter, tear down.
+    with FailoverLab() as lb:
+        print(f"gw namespace: {lb.gw}\nlan namespace: {lb.ns['lan']}\nfiles: {lb.dir}")
+        print(lb.agent_config())
+        input("Enter to destroy the lab> ")

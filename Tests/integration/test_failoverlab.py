@@ -1,0 +1,211 @@
+"""Self-tests of the failover lab (failoverlab.py; no uplinkd needed), so that a
+broken lab is not mistaken for an uplinkd bug: the five built-in probe endpoints
+answer like the real ones through each uplink (curl --interface, names resolved
+through that uplink's own DNS server), DNS answers only the probe names, LAN
+traffic is forwarded and NATed out of the gateway's preferred route, the shipped
+route-failover hook moves it, a cut stops it with the carrier up while DNS keeps
+answering, the nftables counters count what they should, and a DHCP uplink's
+lease carries the hotspot's "ANDROID_METERED" option."""
+
+import shutil
+import subprocess
+import time
+
+import pytest
+
+import failoverlab
+from failoverlab import (BUILTIN, DNS_TTL, FAILOVER_UPLINKS, LAN_GW, LAN_HOST,
+                         METERED_OPTION, FailoverLab)
+from inetserver import ENDPOINTS
+from lab import INTERNET_ADDR
+from pytesthelp import skip_or_fail
+
+IFACES = [u.iface for u in FAILOVER_UPLINKS]
+
+
+def need_curl():
+    if shutil.which("curl") is None:
+        skip_or_fail("curl is not installed (apt-get install -y curl)", "curl")
+
+
+def curl(lb, iface, host, path, max_time=3):
+    """(exit code, status, {header: value}, body) of one request from gw bound
+    to iface, `host` pinned to the lab internet address."""
+    argv = ["curl", "-s", "-i", "--max-time", str(max_time), "--interface", iface,
+            "--resolve", f"{host}:80:{INTERNET_ADDR}", f"http://{host}{path}"]
+    p = subprocess.run(lb.exec_argv("gw", argv), capture_output=True, timeout=30)
+    head, _, body = p.stdout.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = lines[0].split(" ")[1] if lines and " " in lines[0] else ""
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip()] = v.strip()
+    return p.returncode, status, headers, body
+
+
+def test_topology(flab):
+    for u in FAILOVER_UPLINKS:
+        addrs = [a["local"] for a in flab.addresses(u.iface) if a["family"] == "inet"]
+        assert addrs == [u.address], (u.iface, addrs)
+        assert flab.has_lower_up(u.iface)
+    routes = flab.ip("gw", "-4", "route", "show", "default").stdout
+    for u in FAILOVER_UPLINKS:
+        assert f"default via {u.router} dev {u.iface} metric {u.metric}" in routes, routes
+    assert flab.route_dev("gw") == "eth0", "the kernel's own order prefers eth0"
+    lan = flab.ip("lan", "-4", "route", "show", "default").stdout
+    assert f"default via {LAN_GW}" in lan
+    fwd = subprocess.run(flab.exec_argv("gw", ["sysctl", "-n", "net.ipv4.ip_forward"]),
+                         capture_output=True, text=True).stdout.strip()
+    assert fwd == "1"
+    # The upstreams do not forward: nothing can leave the lab through them.
+    for u in FAILOVER_UPLINKS:
+        up = subprocess.run(flab.exec_argv(u.role, ["sysctl", "-n", "net.ipv4.ip_forward"]),
+                            capture_output=True, text=True).stdout.strip()
+        assert up == "0", u.role
+
+
+@pytest.mark.parametrize("iface", IFACES)
+def test_dns_answers_probe_names_only(flab, iface):
+    for host, _path in BUILTIN.values():
+        got = flab.dns_query(iface, host)
+        assert got == {"rcode": 0, "answers": [INTERNET_ADDR], "ttls": [DNS_TTL]}, (host, got)
+        six = flab.dns_query(iface, host, "AAAA")
+        assert six.get("rcode") == 0 and six.get("answers") == [], (host, six)
+    other = flab.dns_query(iface, "example.com")
+    assert other.get("rcode") == 3 and other.get("answers") == [], other
+    asked = flab.dns_queries(iface)
+    assert ("A", BUILTIN["apple"][0]) in asked and ("A", "example.com") in asked
+
+
+@pytest.mark.parametrize("iface", IFACES)
+def test_builtin_endpoints_answer_like_the_real_ones(flab, iface):
+    need_curl()
+    u = flab.uplink(iface)
+    for name, (host, path, status, headers, body) in ENDPOINTS.items():
+        rc, got_status, got_headers, got_body = curl(flab, iface, host, path)
+        assert rc == 0, (name, rc)
+        assert got_status == status.split()[0], (name, got_status)
+        assert got_body == body, (name, got_body)
+        assert list(got_headers) == [k for k, _v in headers], (name, got_headers)
+        if "Content-Length" in got_headers:
+            assert int(got_headers["Content-Length"]) == len(body)
+    # The same paths by another host name, or other paths: not found.
+    rc, got_status, _h, _b = curl(flab, iface, "captive.apple.com", "/generate_204")
+    assert (rc, got_status) == (0, "404")
+    logged = flab.probe_requests(iface)[-6:]
+    assert {r.client for r in logged} == {u.address}
+    assert [r.host for r in logged[:5]] == [h for h, _p in BUILTIN.values()]
+
+
+def test_response_sizes_are_realistic(flab):
+    """What the bytes benchmark depends on: each answer (status line, headers,
+    body) is a few hundred bytes, as the real endpoints' are."""
+    need_curl()
+    for name, (host, path, *_rest) in ENDPOINTS.items():
+        curl(flab, "eth0", host, path)
+        size = flab.probe_requests("eth0")[-1].nbytes
+        assert 100 <= size <= 600, (name, size)
+
+
+def test_lan_traffic_follows_the_route_hook_and_a_cut_stops_it(fresh_flab):
+    lb = fresh_flab
+    before = lb.counters()
+    client = lb.lan_client()
+    client.wait_flowing("eth")                 # the kernel's order: eth0 (metric 100)
+    hook = lb.dir / "route-hook"
+    hook.write_text(lb.route_hook())
+    hook.chmod(0o755)
+
+    def primary(new, old):
+        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "UPLINK_EVENT": "primary",
+               "UPLINK_INTERFACE": new or old, "UPLINK_PRIMARY": new,
+               "UPLINK_PREVIOUS_PRIMARY": old}
+        done = subprocess.run(lb.exec_argv("gw", [str(hook)]), env=env, capture_output=True,
+                              text=True, timeout=30)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    primary("eth0", "")
+    assert "dev eth0" in lb.owned_routes() and "metric 10" in lb.owned_routes()
+
+    cut = time.time()
+    with lb.cut_off("eth0"):
+        assert lb.has_lower_up("eth0"), "a cut keeps the carrier"
+        # The cut upstream's router still answers DNS; HTTP through it times out.
+        assert lb.dns_query("eth0", BUILTIN["google"][0]).get("answers") == [INTERNET_ADDR]
+        assert lb.http_get("eth0", "/generate_204", timeout=0.5).get("error") == "timeout"
+        deadline = time.monotonic() + 10
+        while len(client.results(since=cut + 1.0)) < 3:
+            assert time.monotonic() < deadline, "LAN client stalled"
+            time.sleep(0.1)
+        after = client.results(since=cut + 1.0)
+        assert not any(r.ok for r in after), f"LAN traffic went on through a cut uplink: {after}"
+        moved = time.time()
+        primary("wlan0", "eth0")
+        assert lb.route_dev() == "wlan0" and "dev eth0" not in lb.owned_routes()
+        client.wait_flowing("wifi", since=moved)
+    back = time.time()
+    primary("eth0", "wlan0")
+    client.wait_flowing("eth", since=back)
+    client.stop()
+
+    # Forwarded LAN traffic is counted as fwd_* on the uplink that carried it,
+    # never as the gateway's own (local_*) traffic.
+    after = lb.counters()
+    delta = {i: {k: after[i][k][1] - before[i][k][1] for k in after[i]} for i in after}
+    assert delta["eth0"]["fwd_out"] > 0 and delta["eth0"]["fwd_in"] > 0
+    assert delta["wlan0"]["fwd_out"] > 0 and delta["wlan0"]["fwd_in"] > 0
+    assert delta["wwan0"]["fwd_out"] == delta["wwan0"]["fwd_in"] == 0
+    assert delta["wwan0"]["local_out"] == 0, "nothing of the gateway's own went out of wwan0"
+    # The LAN host's requests reach the upstream NATed to the uplink's address.
+    lan = [r for r in lb.http_requests("wlan0") if r.is_lan]
+    assert lan and {r.client for r in lan} == {lb.uplink("wlan0").address}
+    assert LAN_HOST not in {r.client for r in lb.http_requests("eth0")}
+
+
+def test_counters_count_the_gateways_own_traffic(flab):
+    need_curl()
+    before = flab.counters()
+    assert flab.dns_query("wwan0", BUILTIN["debian"][0]).get("answers") == [INTERNET_ADDR]
+    rc, status, _h, _b = curl(flab, "wwan0", *BUILTIN["debian"])
+    assert (rc, status) == (0, "200")
+    time.sleep(0.3)                          # the last ACK of the closed connection
+    after = flab.counters()["wwan0"]
+    d = {k: (after[k][0] - before["wwan0"][k][0], after[k][1] - before["wwan0"][k][1]) for k in after}
+    # One UDP query and its answer; one TCP connection (handshake, request,
+    # answer, teardown): all of it on wwan0, at the IP level.
+    assert d["dns_out"][0] == 1 and d["dns_in"][0] == 1, d
+    assert 60 <= d["dns_out"][1] <= 100 and 60 <= d["dns_in"][1] <= 120, d
+    http_in, http_out = d["local_in"][1] - d["dns_in"][1], d["local_out"][1] - d["dns_out"][1]
+    assert 300 <= http_in <= 900 and 300 <= http_out <= 900, d
+    assert d["fwd_in"] == d["fwd_out"] == (0, 0)
+
+
+def test_dhcp_lease_carries_the_metered_option(failover_ok):
+    reason = failoverlab.dhcp_unavailable_reason()
+    if reason is not None:
+        skip_or_fail(reason, "DHCP in the failover lab")
+    with FailoverLab(dhcp=("wlan0", "wwan0"), metered_dhcp=("wlan0",)) as lb:
+        wlan0 = lb.lease_file("wlan0").read_text()
+        assert f'option vendor-encapsulated-options "{METERED_OPTION}";' in wlan0, wlan0
+        assert f"option domain-name-servers {lb.uplink('wlan0').router};" in wlan0, wlan0
+        wwan0 = lb.lease_file("wwan0").read_text()
+        assert "vendor-encapsulated-options" not in wwan0, wwan0
+        routes = lb.ip("gw", "-4", "route", "show", "default").stdout
+        assert f"default via {lb.uplink('wlan0').router} dev wlan0 metric 200" in routes, routes
+        assert lb.http_get("wlan0", "/generate_204").get("status") == 204
+        config = lb.agent_config()
+        assert f"dhclient-leases = {lb.lease_dir}" in config
+        assert "[interface wlan0]" not in config and "dns = 10.233.1.1" in config
+
+
+def test_one_blocked_endpoint(flab):
+    need_curl()
+    with flab.blocked("eth0", "apple"):
+        start = time.monotonic()
+        rc, _status, _h, _b = curl(flab, "eth0", *BUILTIN["apple"], max_time=1)
+        assert rc == 28 and time.monotonic() - start >= 0.9, "a blocked endpoint never answers"
+        assert flab.probe_requests("eth0")[-1].status == "blocked"
+        assert curl(flab, "eth0", *BUILTIN["google"])[:2] == (0, "204")
+        assert curl(flab, "wlan0", *BUILTIN["apple"])[:2] == (0, "200"), "only eth0's upstream blocks"
+    assert curl(flab, "eth0", *BUILTIN["apple"])[:2] == (0, "200")
