@@ -22,12 +22,12 @@ CURLcode uplinkd_easy_set_write_callback(CURL *easy, uplinkd_write_callback call
     return curl_easy_setopt(easy, CURLOPT_WRITEDATA, user);
 }
 
-CURLcode uplinkd_easy_set_socket_callbacks(CURL *easy, uplinkd_open_socket_callback open_socket,
-                                           uplinkd_close_socket_callback close_socket, void *user) {
+CURLcode uplinkd_easy_set_socket_callbacks(CURL *easy, uplinkd_open_socket_callback open_socket, void *open_user,
+                                           uplinkd_close_socket_callback close_socket, void *close_user) {
     CURLcode code = curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
-    if (code == CURLE_OK) code = curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, user);
+    if (code == CURLE_OK) code = curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, open_user);
     if (code == CURLE_OK) code = curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
-    if (code == CURLE_OK) code = curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, user);
+    if (code == CURLE_OK) code = curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, close_user);
     return code;
 }
 

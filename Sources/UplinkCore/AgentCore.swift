@@ -12,6 +12,12 @@ public struct ObservedUplink: Sendable, Equatable {
     }
 }
 
+/// A probe left out of light rounds over one family.
+struct SidelinedProbe: Hashable, Sendable {
+    var name: String
+    var family: AddressFamily
+}
+
 /// The agent's decisions, free of I/O: which uplinks exist, when each is probed and
 /// how (light, full or verification rounds), what each verdict is, which uplink is
 /// primary, and what hooks must hear. The runtime feeds it link states, finished
@@ -34,10 +40,10 @@ public struct AgentCore: Sendable {
     /// exchange needs at least a few round trips, and Linux retransmits a lost SYN
     /// after one second.
     public static let exchangeFloorMilliseconds = 1_000
-    public static let lookupFloorMilliseconds = 500
+    public static let lookupFloorMilliseconds = 1_000
     /// Answered traffic postpones at most this many light rounds in a row, so a portal
     /// that appears on a busy primary is still found.
-    public static let maximumSkippedLightRounds = 5
+    public static let maximumSkippedLightRounds = 2
     /// After a passive alarm that a full round disproved, alarms pause for this long,
     /// doubling up to the maximum (one-way traffic must not cost a round every second).
     public static let falseAlarmPauseMilliseconds = 10_000...300_000
@@ -55,7 +61,10 @@ public struct AgentCore: Sendable {
         /// The round in flight, if any: a round is accepted only while it is still the
         /// uplink's current one, so a round started before a link change cannot decide
         /// after it.
-        var round: (generation: Int, purpose: RoundPurpose)?
+        var round: (generation: Int, purpose: RoundPurpose, shortened: Bool)?
+        /// A full round at shortened limits found the uplink slow, not dead: the next
+        /// round uses the configured ceilings before a verdict may change.
+        var ceilingsNext = false
         /// The next round was asked for by a link event or a hook (allowed over budget).
         var linkTriggered = false
         /// A round was asked for while one was in flight: start another right after.
@@ -73,14 +82,17 @@ public struct AgentCore: Sendable {
         var exchangeTimes = RoundTripEstimator()
         var lookupTimes = RoundTripEstimator()
         var answers = DNSAnswerCache()
-        /// Next probe of the set for a light round.
-        var lightRotation = 0
-        /// Probes that failed while their full round validated (blocked or
-        /// allow-listed endpoints): light rounds skip them until they validate again.
-        var sidelined: Set<String> = []
+        /// Next probe of the set for a light round, per family.
+        var lightRotation: [AddressFamily: Int] = [:]
+        /// Probes that failed over a family while their full round validated (blocked
+        /// or allow-listed endpoints, names without an AAAA record): light rounds skip
+        /// them in that family until they validate again.
+        var sidelined: Set<SidelinedProbe> = []
         /// A verification round is wanted (a backup about to take over, or the one that
         /// would if the primary failed).
         var verifyRequested = false
+        /// When the uplink was last verified because the primary fell in doubt.
+        var lastPreverifyMilliseconds: Int?
         /// A verification probe failed; not a candidate until a full round validates.
         var verificationFailed = false
         var traffic = TrafficMonitor()
@@ -130,10 +142,15 @@ public struct AgentCore: Sendable {
         uplink.metered = configuration.isMetered(name, kind: uplink.kind, leaseSaysMetered: uplink.leaseSaysMetered)
         uplink.settings = configuration.probingSettings(for: name, kind: uplink.kind, metered: uplink.metered)
         budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes = uplink.settings.dailyBudgetBytes
-        // A shorter interval takes effect now, not after the old one ran out.
-        if let last = uplink.lastRoundMilliseconds, let due = uplink.schedule.nextDueMilliseconds,
-           due > last + uplink.settings.intervalMilliseconds {
-            uplink.schedule.postpone(until: last + uplink.settings.intervalMilliseconds)
+        // A shorter interval takes effect now, not after the old one ran out; and an
+        // online uplink that was not probed (probe-when-online = no) may be again.
+        if let last = uplink.lastRoundMilliseconds, case .probe = uplink.link, uplink.round == nil {
+            let next = last + uplink.settings.intervalMilliseconds
+            if let due = uplink.schedule.nextDueMilliseconds {
+                if due > next { uplink.schedule.postpone(until: next) }
+            } else if uplink.settings.probeWhenOnline {
+                uplink.schedule.postpone(until: next)
+            }
         }
         uplinks[name] = uplink
     }
@@ -186,6 +203,10 @@ public struct AgentCore: Sendable {
                 uplink.schedule.stop()
                 uplink.round = nil
                 uplink.doubt = false
+                uplink.probeAgain = false
+                uplink.verifyRequested = false
+                uplink.alarmPending = false
+                uplink.ceilingsNext = false
                 uplink.answers.clear()
                 uplink.exchangeTimes.reset()
                 uplink.lookupTimes.reset()
@@ -253,6 +274,12 @@ public struct AgentCore: Sendable {
                 uplink.answers.clear()
                 startDoubt(&uplink, now: at)
             }
+        case .full where !validated && round.shortened && uplink.isOnline
+            && report.probes.contains(where: { $0.judgement == .broken(reason: .timeout) && $0.connected }):
+            // Connected, then too slow for the shortened limit: a loaded or slow link,
+            // not a dead one. Look again at the configured ceilings before deciding.
+            uplink.ceilingsNext = true
+            uplink.schedule.probeNow(at: at, settings: uplink.settings)
         case .full:
             uplink.doubt = false
             let previous = uplink.machine.verdict
@@ -264,8 +291,8 @@ public struct AgentCore: Sendable {
                 uplink.verificationFailed = false
                 // An endpoint that failed while the quorum validated is blocked or
                 // allow-listed: light rounds leave it out until it validates again.
-                let valid = Set(report.probes.filter { $0.judgement == .valid }.map(\.name))
-                uplink.sidelined = Set(report.probes.map(\.name)).subtracting(valid)
+                uplink.sidelined = Set(report.probes.filter { $0.judgement != .valid }
+                    .map { SidelinedProbe(name: $0.name, family: $0.family) })
                 if uplink.alarmPending {
                     // The passive alarm was false (one-way traffic): pause alarms a while.
                     uplink.alarmsPausedUntilMilliseconds = at + uplink.alarmPauseMilliseconds
@@ -345,6 +372,9 @@ public struct AgentCore: Sendable {
             uplinks[name] = uplink
             actions = dueRounds(now: now)
             return actions
+        case .stalled:
+            // Not acted on now (paused, or a round pending): keep reporting it.
+            uplink.traffic.rearm()
         default:
             break
         }
@@ -420,6 +450,15 @@ public struct AgentCore: Sendable {
             .filter { $0.name != primary && $0.isOnline && !$0.verificationFailed }
             .min { (rank($0), $0.name) < (rank($1), $1.name) }
         guard var backup = successor, backup.round == nil, !isFresh(backup, now: now) else { return }
+        // At most once per the backup's own interval, and never over its budget: a
+        // metered backup must not pay for every doubt of the primary (the promotion
+        // itself is still verified, whatever the budget).
+        if let last = backup.lastPreverifyMilliseconds, now - last < backup.settings.intervalMilliseconds { return }
+        if var budget = budgets[backup.name], !budget.allowsPeriodicProbe(at: now) {
+            budgets[backup.name] = budget
+            return
+        }
+        backup.lastPreverifyMilliseconds = now
         backup.verifyRequested = true
         backup.schedule.probeNow(at: now, settings: backup.settings)
         uplinks[backup.name] = backup
@@ -451,26 +490,31 @@ public struct AgentCore: Sendable {
 
     private func plan(for uplink: inout Uplink, purpose: RoundPurpose, families: [AddressFamily], now: Int) -> RoundPlan {
         let all = uplink.settings.probes(from: configuration.probes)
-        var probes = all
+        var byFamily: [AddressFamily: [ProbeSpec]] = [:]
         var cached: [DNSAnswerCache.Key: [IPAddress]] = [:]
         if purpose != .full {
-            // One probe, rotating through the set (skipping sidelined ones), reusing
+            // One probe per family, rotating through the set (skipping what is
+            // sidelined in that family, and literals of the other family), reusing
             // names resolved within their TTL.
-            let usable = all.filter { !uplink.sidelined.contains($0.name) }
-            let pool = usable.isEmpty ? all : usable
-            if !pool.isEmpty {
-                probes = [pool[uplink.lightRotation % pool.count]]
-                uplink.lightRotation += 1
+            for family in families {
+                let reachable = all.filter { IPAddress($0.url.host).map { $0.family == family } ?? true }
+                let usable = reachable.filter { !uplink.sidelined.contains(SidelinedProbe(name: $0.name, family: family)) }
+                let pool = usable.isEmpty ? reachable : usable
+                guard !pool.isEmpty else { continue }
+                let next = uplink.lightRotation[family, default: 0]
+                byFamily[family] = [pool[next % pool.count]]
+                uplink.lightRotation[family] = next + 1
             }
             cached = uplink.answers.answers(at: now)
         }
         // Rounds on an online uplink use what was learned of it; any other round
-        // (start-up, a link that just changed, recovery) the configured ceilings.
-        let learned = uplink.isOnline
+        // (start-up, a link that just changed, recovery, a second look at a slow one)
+        // the configured ceilings.
+        let learned = uplink.isOnline && !uplink.ceilingsNext
         let dnsCeiling = configuration.dns.timeoutMilliseconds
         return RoundPlan(
             interface: uplink.name, index: uplink.index, kind: uplink.kind, link: .probe(families), purpose: purpose,
-            probes: probes, thresholdPercent: uplink.settings.successThresholdPercent,
+            probes: all, thresholdPercent: uplink.settings.successThresholdPercent,
             timeoutMilliseconds: learned
                 ? uplink.exchangeTimes.timeout(floorMilliseconds: AgentCore.exchangeFloorMilliseconds,
                                                ceilingMilliseconds: uplink.settings.timeoutMilliseconds)
@@ -479,7 +523,7 @@ public struct AgentCore: Sendable {
                 ? uplink.lookupTimes.timeout(floorMilliseconds: min(AgentCore.lookupFloorMilliseconds, dnsCeiling),
                                              ceilingMilliseconds: dnsCeiling)
                 : dnsCeiling,
-            cachedAnswers: cached)
+            cachedAnswers: cached, probesByFamily: byFamily)
     }
 
     private mutating func dueRounds(now: Instant) -> [Action] {
@@ -505,7 +549,8 @@ public struct AgentCore: Sendable {
                 uplinks[name] = uplink
                 continue
             }
-            if !uplink.linkTriggered && !uplink.doubt && purpose != .verify, var budget = budgets[name],
+            let promotion = purpose == .verify && selector.toVerify == name
+            if !uplink.linkTriggered && !uplink.doubt && !promotion, var budget = budgets[name],
                !budget.allowsPeriodicProbe(at: at) {
                 // Budget spent: only link events probe until the day's window rolls over.
                 budgets[name] = budget
@@ -517,8 +562,11 @@ public struct AgentCore: Sendable {
             uplink.verifyRequested = false
             uplink.linkTriggered = false
             lastGeneration += 1
-            uplink.round = (lastGeneration, purpose)
             let plan = plan(for: &uplink, purpose: purpose, families: families, now: at)
+            uplink.round = (lastGeneration, purpose,
+                            plan.timeoutMilliseconds < uplink.settings.timeoutMilliseconds
+                                || plan.dnsTimeoutMilliseconds < configuration.dns.timeoutMilliseconds)
+            uplink.ceilingsNext = false
             uplinks[name] = uplink
             actions.append(.startRound(plan, generation: lastGeneration))
         }

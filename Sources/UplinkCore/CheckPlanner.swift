@@ -4,9 +4,15 @@ public enum CheckPlanner {
     /// The probe requests for one interface, given what its link facts allow.
     public static func requests(for interface: InterfaceName, link: LinkEvaluator.Result,
                                 probes: [ProbeSpec]) -> [ProbeRequest] {
+        requests(for: interface, link: link) { _ in probes }
+    }
+
+    /// The probe requests of a round whose probes may differ per family.
+    public static func requests(for interface: InterfaceName, link: LinkEvaluator.Result,
+                                probes: (AddressFamily) -> [ProbeSpec]) -> [ProbeRequest] {
         guard case .probe(let families) = link else { return [] }
         return families.flatMap { family in
-            probes.compactMap { probe in
+            probes(family).compactMap { probe in
                 // An IPv6 literal cannot be reached over IPv4 and vice versa.
                 if let literal = IPAddress(probe.url.host), literal.family != family { return nil }
                 return ProbeRequest(interface: interface, family: family, probe: probe)
@@ -44,12 +50,14 @@ public enum CheckPlanner {
             for (result, judgement) in zip(familyResults, classes) {
                 var status: Int?
                 if case .response(let response) = result.outcome { status = response.status }
-                probeReports.append(ProbeReport(name: result.request.probe.name, url: result.request.probe.url.description,
-                                                family: family, judgement: judgement, status: status,
-                                                elapsedMilliseconds: result.elapsedMilliseconds, bytes: result.bytes,
-                                                addresses: result.request.addresses,
-                                                host: result.request.hostNeedingResolution,
-                                                dnsMilliseconds: result.dnsMilliseconds, dnsTTLSeconds: result.dnsTTLSeconds))
+                var report = ProbeReport(name: result.request.probe.name, url: result.request.probe.url.description,
+                                         family: family, judgement: judgement, status: status,
+                                         elapsedMilliseconds: result.elapsedMilliseconds, bytes: result.bytes,
+                                         addresses: result.request.addresses,
+                                         host: result.request.hostNeedingResolution,
+                                         dnsMilliseconds: result.dnsMilliseconds, dnsTTLSeconds: result.dnsTTLSeconds)
+                report.connected = result.connected
+                probeReports.append(report)
             }
         }
         let assessment = Aggregator.best(of: perFamily) ?? Assessment(.unknown, reason: .noProbes)

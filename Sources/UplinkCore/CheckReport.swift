@@ -15,6 +15,8 @@ public struct ProbeReport: Sendable, Equatable {
     /// Lookup time and answer TTL, when this round looked the name up.
     public var dnsMilliseconds: Int?
     public var dnsTTLSeconds: Int?
+    /// The TCP handshake completed.
+    public var connected = false
 
     /// The HTTP exchange alone (elapsed time without the lookup).
     public var exchangeMilliseconds: Int { elapsedMilliseconds - (dnsMilliseconds ?? 0) }

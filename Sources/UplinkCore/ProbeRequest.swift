@@ -32,6 +32,8 @@ public struct ProbeResult: Sendable, Equatable {
     public var dnsMilliseconds: Int?
     /// The smallest TTL of the answer, when this round looked the name up.
     public var dnsTTLSeconds: Int?
+    /// The TCP handshake completed (a timeout after it means slow, not unreachable).
+    public var connected = false
 
     public init(request: ProbeRequest, outcome: ProbeOutcome, elapsedMilliseconds: Int, bytes: Int,
                 dnsMilliseconds: Int? = nil, dnsTTLSeconds: Int? = nil) {

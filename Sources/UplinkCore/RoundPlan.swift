@@ -21,6 +21,9 @@ public struct RoundPlan: Sendable, Equatable {
     public var link: LinkEvaluator.Result
     public var purpose: RoundPurpose
     public var probes: [ProbeSpec]
+    /// Light and verification rounds pick each family's probe from that family's own
+    /// pool (an endpoint can fail over one family only); empty: `probes` for all.
+    public var probesByFamily: [AddressFamily: [ProbeSpec]]
     public var thresholdPercent: Int
     /// Time limit of each probe's HTTP exchange.
     public var timeoutMilliseconds: Int
@@ -29,10 +32,17 @@ public struct RoundPlan: Sendable, Equatable {
     /// Answers still valid from earlier rounds: names found here are not resolved again.
     public var cachedAnswers: [DNSAnswerCache.Key: [IPAddress]]
 
+    /// The probes to send over `family`.
+    public func probes(for family: AddressFamily) -> [ProbeSpec] {
+        probesByFamily[family] ?? probes
+    }
+
     public init(interface: InterfaceName, index: Int, kind: InterfaceKind, link: LinkEvaluator.Result,
                 purpose: RoundPurpose = .full, probes: [ProbeSpec], thresholdPercent: Int,
                 timeoutMilliseconds: Int, dnsTimeoutMilliseconds: Int,
-                cachedAnswers: [DNSAnswerCache.Key: [IPAddress]] = [:]) {
+                cachedAnswers: [DNSAnswerCache.Key: [IPAddress]] = [:],
+                probesByFamily: [AddressFamily: [ProbeSpec]] = [:]) {
+        self.probesByFamily = probesByFamily
         self.interface = interface
         self.index = index
         self.kind = kind

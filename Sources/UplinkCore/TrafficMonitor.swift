@@ -48,6 +48,12 @@ public struct TrafficMonitor: Sendable {
     private var lastSampleMilliseconds = 0
     private var windowMilliseconds = 0
 
+    /// The agent did not act on the last `.stalled` (alarms paused, or a round already
+    /// pending): report it again while the stall lasts.
+    public mutating func rearm() {
+        alarmed = false
+    }
+
     /// The counters moved for a reason known to be no stall (the agent's own probes):
     /// whatever left is taken as answered.
     public mutating func excuse(receivedPackets rx: UInt64, transmittedPackets tx: UInt64, at now: Int) {
@@ -74,6 +80,10 @@ public struct TrafficMonitor: Sendable {
         }
         last = (rx, tx)
         let received = rx > previous.rx
+        // Traffic that vouches for the uplink must look like answers: at least two
+        // packets back, and one for every four sent. The odd ARP reply, or a router's
+        // ICMP errors trickling back, must not postpone probes.
+        let answered = rx - previous.rx >= 2 && (rx - previous.rx) * 4 >= (tx - previous.tx)
         let sent = tx > previous.tx
         if sent { lastTransmitMilliseconds = now }
         if received {
@@ -86,6 +96,6 @@ public struct TrafficMonitor: Sendable {
             alarmed = true
             return .stalled
         }
-        return sent ? .flowing(answered: received) : .quiet
+        return sent ? .flowing(answered: answered) : .quiet
     }
 }

@@ -198,7 +198,9 @@ public final class Agent {
         meteredLeases = meteredLeases.filter { links[$0.key] != nil }
         for event in events {
             switch event {
-            case .addressAdded, .addressRemoved, .appeared, .renamed: meteredLeases[event.facts.index] = nil
+            case .addressAdded, .addressRemoved, .appeared, .renamed:
+                meteredLeases[event.facts.index] = nil
+                rereadLeaseSoon(event.facts.index)
             default: break
             }
         }
@@ -214,6 +216,16 @@ public final class Agent {
         }
         for event in events { Log.info("link: \(LinkReport.humanLine(event))") }
         perform(core.linksChanged(uplinks: uplinks, events: events, now: now()))
+    }
+
+    /// DHCP clients write the lease after they configured the address (dhclient runs
+    /// its script first): read it again a little later, when it is surely there.
+    private func rereadLeaseSoon(_ index: Int) {
+        loop.schedule(afterMilliseconds: 3_000) { [weak self] in
+            guard let self, !self.stopping, let links = self.links else { return }
+            self.meteredLeases[index] = nil
+            self.linksChanged(links.links, events: [])
+        }
     }
 
     private func roundFinished(_ report: CheckReport, generation: Int) {

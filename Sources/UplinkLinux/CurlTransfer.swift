@@ -72,8 +72,13 @@ final class Transfer {
 
     func result(code: CURLcode, nowNanoseconds: UInt64) -> ProbeResult {
         let elapsed = Int((nowNanoseconds - startNanoseconds) / 1_000_000)
-        return ProbeResult(request: request, outcome: outcome(code: code), elapsedMilliseconds: elapsed,
-                           bytes: bytesOnTheWire(elapsedMilliseconds: elapsed))
+        var result = ProbeResult(request: request, outcome: outcome(code: code), elapsedMilliseconds: elapsed,
+                                 bytes: bytesOnTheWire(elapsedMilliseconds: elapsed))
+        // libcurl reports 0 when no connection was made.
+        var connectMicroseconds: curl_off_t = 0
+        _ = uplinkd_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connectMicroseconds)
+        result.connected = connectMicroseconds > 0
+        return result
     }
 
     /// A socket of this transfer is about to close: what it carried, from TCP_INFO.

@@ -11,10 +11,13 @@ import UplinkCore
 /// and reads at most `bodyLimitBytes` of body.
 ///
 /// Ownership: the prober owns the multi handle and every easy handle with its
-/// `Transfer`. libcurl gets *unretained* pointers to the prober (socket/timer user data)
-/// and to each Transfer (write user data); both outlive every callback because handles
-/// are removed from the multi handle before a Transfer is released, and the multi
-/// handle is cleaned up in `deinit`.
+/// `Transfer`. libcurl gets *unretained* pointers to the prober (socket, timer and
+/// close-socket user data) and to each Transfer (write and open-socket user data);
+/// both outlive every callback because handles are removed from the multi handle
+/// before a Transfer is released, sockets open only while their transfer runs, and the
+/// multi handle (with any connection libcurl still holds) is cleaned up in `deinit`.
+/// Sockets are opened and closed by the prober so their TCP_INFO can be read before
+/// the close: the bytes counted are the ones on the wire.
 public final class HTTPProber: ProbeSending {
     private let loop: EventLoop
     private let multi: UnsafeMutableRawPointer
@@ -174,8 +177,12 @@ public final class HTTPProber: ProbeSending {
                                                    Unmanaged.passUnretained(transfer).toOpaque()), "body callback")
         // The prober opens and closes the sockets, to read TCP_INFO before the close:
         // the bytes counted are the ones on the wire, retransmissions included.
-        try check(uplinkd_easy_set_socket_callbacks(easy, HTTPProber.openSocketTrampoline, HTTPProber.closeSocketTrampoline,
-                                                     Unmanaged.passUnretained(transfer).toOpaque()), "socket callbacks")
+        // The open callback gets the transfer (sockets open only while it runs); the
+        // close callback gets the prober, which outlives every connection libcurl keeps.
+        try check(uplinkd_easy_set_socket_callbacks(easy, HTTPProber.openSocketTrampoline,
+                                                     Unmanaged.passUnretained(transfer).toOpaque(),
+                                                     HTTPProber.closeSocketTrampoline,
+                                                     Unmanaged.passUnretained(self).toOpaque()), "socket callbacks")
     }
 
     // MARK: libcurl callbacks (non-capturing; `self` comes back from the user pointer)
@@ -197,10 +204,9 @@ public final class HTTPProber: ProbeSending {
     }
 
     private static let closeSocketTrampoline: uplinkd_close_socket_callback = { user, descriptor in
-        let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
-        // The transfer that opened it (the same, unless libcurl kept a connection).
-        let owner = transfer.owner?.socketOwners.removeValue(forKey: descriptor) ?? transfer
-        owner.socketClosing(descriptor)
+        let prober = Unmanaged<HTTPProber>.fromOpaque(user!).takeUnretainedValue()
+        // The transfer that opened it, if it still runs.
+        prober.socketOwners.removeValue(forKey: descriptor)?.socketClosing(descriptor)
         return close(descriptor)
     }
 

@@ -30,7 +30,7 @@ public final class RoundRunner {
             servers = DNSServerFinder(settings: configuration.dns)
                 .servers(for: plan.interface, index: plan.index, configured: configuration.interfaces[plan.interface]?.dnsServers)
         }
-        var requests = CheckPlanner.requests(for: plan.interface, link: plan.link, probes: plan.probes)
+        var requests = CheckPlanner.requests(for: plan.interface, link: plan.link, probes: plan.probes(for:))
         for index in requests.indices {
             guard let host = requests[index].hostNeedingResolution,
                   let cached = plan.cachedAnswers[DNSAnswerCache.Key(host: host, family: requests[index].family)] else { continue }
@@ -38,6 +38,7 @@ public final class RoundRunner {
         }
         let context = RoundContext(dns: servers ?? .none, dnsSettings: configuration.dns,
                                    dnsTimeoutMilliseconds: plan.dnsTimeoutMilliseconds,
+                                   checkKnownAnswer: plan.purpose == .full,
                                    settings: ProbeSettings(configuration: configuration, timeoutMilliseconds: plan.timeoutMilliseconds),
                                    validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds)
         probe(requests, context: context) { [loop] probes, knownAnswers in
@@ -55,6 +56,7 @@ public final class RoundRunner {
         var dns: DNSServers
         var dnsSettings: DNSSettings
         var dnsTimeoutMilliseconds: Int
+        var checkKnownAnswer: Bool
         var settings: ProbeSettings
         var validatorTimeoutMilliseconds: Int
     }
@@ -62,7 +64,10 @@ public final class RoundRunner {
     private func probe(_ requests: [ProbeRequest], context: RoundContext,
                        completion: @escaping ([ProbeResult], [AddressFamily: KnownAnswerResult]) -> Void) {
         let families = Set(requests.map(\.family))
-        let knownFamilies = context.dnsSettings.knownAnswer.map { families.intersection($0.families) } ?? []
+        // The known-answer check is hijack evidence, a full round's business: light and
+        // verification rounds stay one HTTP exchange.
+        let knownFamilies = context.checkKnownAnswer
+            ? context.dnsSettings.knownAnswer.map { families.intersection($0.families) } ?? [] : []
         let round = Round(count: requests.count + knownFamilies.count) { results in
             var knownAnswers: [AddressFamily: KnownAnswerResult] = [:]
             for case .knownAnswer(let family, let verdict) in results { knownAnswers[family] = verdict }

@@ -11,6 +11,11 @@ struct CoreDriver {
     /// Per uplink: probes that fail (by name), or everything (`dead`).
     var failing: [InterfaceName: Set<String>] = [:]
     var dead: Set<InterfaceName> = []
+    /// Per uplink: probes that fail over IPv6 only (a name without an AAAA record).
+    var failingOverIPv6: [InterfaceName: Set<String>] = [:]
+    /// Uplinks that connect but answer too slowly for a time limit under `slowMilliseconds`.
+    var slow: Set<InterfaceName> = []
+    var slowMilliseconds = 2_000
     var exchangeMilliseconds = 3
     var lookupMilliseconds = 2
     var ttlSeconds = 300
@@ -85,18 +90,22 @@ struct CoreDriver {
         if case .probe(let probed) = plan.link { families = probed } else { families = [] }
         var results: [ProbeResult] = []
         for family in families {
-            for probe in plan.probes {
+            for probe in plan.probes(for: family) {
+                let tooSlow = slow.contains(plan.interface) && plan.timeoutMilliseconds < slowMilliseconds
                 let fails = dead.contains(plan.interface) || failing[plan.interface, default: []].contains(probe.name)
+                    || (family == .ipv6 && failingOverIPv6[plan.interface, default: []].contains(probe.name)) || tooSlow
                 var request = ProbeRequest(interface: plan.interface, family: family, probe: probe)
                 let key = DNSAnswerCache.Key(host: probe.url.host, family: family)
                 let cached = plan.cachedAnswers[key]
                 request.addresses = cached ?? [IPAddress("203.0.113.80")!]
                 let outcome: ProbeOutcome = fails ? .failure(.timeout) : .response(ProbeResponse(status: 204))
                 let lookup = cached == nil ? lookupMilliseconds : nil
-                results.append(ProbeResult(request: request, outcome: outcome,
-                                           elapsedMilliseconds: (fails ? plan.timeoutMilliseconds : exchangeMilliseconds) + (lookup ?? 0),
-                                           bytes: cached == nil ? 1_200 : 1_000, dnsMilliseconds: lookup,
-                                           dnsTTLSeconds: lookup.map { _ in ttlSeconds }))
+                var result = ProbeResult(request: request, outcome: outcome,
+                                         elapsedMilliseconds: (fails ? plan.timeoutMilliseconds : exchangeMilliseconds) + (lookup ?? 0),
+                                         bytes: cached == nil ? 1_200 : 1_000, dnsMilliseconds: lookup,
+                                         dnsTTLSeconds: lookup.map { _ in ttlSeconds })
+                result.connected = !fails || tooSlow
+                results.append(result)
             }
         }
         var report = CheckPlanner.report(interface: plan.interface, kind: plan.kind, link: plan.link, results: results,
@@ -114,4 +123,11 @@ struct CoreDriver {
 
 func uplink(_ name: InterfaceName, index: Int, kind: InterfaceKind, carrier: Bool = true) -> ObservedUplink {
     ObservedUplink(facts: usableLink(name, index: index, carrier: carrier), kind: kind)
+}
+
+/// An uplink with IPv4 and IPv6 addresses and default routes.
+func dualStack(_ name: InterfaceName, index: Int, kind: InterfaceKind) -> ObservedUplink {
+    ObservedUplink(facts: link(name, index: index, addresses: [address("10.0.\(index).2", 24), address("2001:db8:\(index)::2", 64)],
+                               routes: [defaultRoute(.ipv4, via: "10.0.\(index).1"), defaultRoute(.ipv6, via: "fe80::1")]),
+                   kind: kind)
 }

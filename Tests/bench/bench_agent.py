@@ -109,6 +109,25 @@ def default_binary():
                    f"so CPU and memory figures are pessimistic")
 
 
+def lab_binary(path, tools=(), lab_problem=None, hint=""):
+    """(binary, note) for a benchmark of `uplinkd run` in the lab: `path` (its
+    command-line argument) if given, else default_binary(), resolved. None, with
+    the reason on stderr, when it has no `run` (`hint`: how to build one) or the
+    lab cannot run it (lab.preflight with `tools`, then lab_problem() if given)."""
+    binary, note = (Path(path), "") if path else default_binary()
+    binary = binary.resolve()
+    if not os.access(binary, os.X_OK) or not has_run(binary):
+        print(f"bench: no uplinkd with `run` at {binary}{hint}", file=sys.stderr)
+        return None
+    if note:
+        print(note, file=sys.stderr)
+    problem = labmod.preflight(binary, tools=tools) or (lab_problem() if lab_problem else None)
+    if problem is not None:
+        print(f"bench: {problem}", file=sys.stderr)
+        return None
+    return binary, note
+
+
 def profile_config(name: str, **options) -> str:
     """The configuration of a profile; options go to config_text (probes=...)."""
     p = PROFILES[name]

@@ -128,7 +128,7 @@ from benchstats import fmt_s, kib, mean, median, p95, ratio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))   # the lab
 import lab as labmod  # noqa: E402
 from agentrun import AgentError, AgentRun, config_text, proc_memory  # noqa: E402
-from bench_agent import (FAST_PROFILE, Bench, default_binary, has_run,  # noqa: E402
+from bench_agent import (FAST_PROFILE, Bench, lab_binary,  # noqa: E402
                          primary_line, verdict_line)
 from bench_check import wall_times  # noqa: E402
 
@@ -825,6 +825,38 @@ def machine():
             f"{platform.machine()}")
 
 
+def parse_bench_args(ap, short_flag, short_help, short, full):
+    """Add the options every lab benchmark has, then parse: `short_flag` (--trial,
+    --smoke), with which each option left unset takes its value from `short`
+    instead of `full` (options given explicitly win), and --command, the command
+    line for the header. Makes stdout line-buffered (progress shows at once)."""
+    ap.add_argument(short_flag, action="store_true",
+                    help=f"{short_help}: " + ", ".join(f"{k}={v:g}" for k, v in short.items())
+                    + " (explicit flags win)")
+    ap.add_argument("--command", help="the command line to print in the header")
+    args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)
+    for key, value in (short if getattr(args, short_flag.lstrip("-")) else full).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    return args
+
+
+def header_lines(title, uplinkd, command=None):
+    """The first lines of a benchmark's Markdown header: title, date, machine with
+    its load average now, the uplinkd measured (`uplinkd`: a description), and
+    the command (`command`, else this process's own command line)."""
+    load = " ".join(open("/proc/loadavg").read().split()[:3])
+    return [
+        title,
+        "",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
+        f"- machine: {machine()}; load average at start {load}",
+        f"- uplinkd: {uplinkd}",
+        f"- command: `{command or 'python3 ' + shlex.join(sys.argv)}`",
+    ]
+
+
 def tool_versions(binary):
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
     curl = subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
@@ -874,15 +906,7 @@ def main() -> int:
     ap.add_argument("--dead-runs", type=int, help="check runs, dead uplink (5)")
     ap.add_argument("--sample-every", type=float, default=1.0, help="memory sampling period, s")
     ap.add_argument("--skip", default="", help="comma list of " + ",".join(PARTS))
-    ap.add_argument("--trial", action="store_true",
-                    help="short windows for a trial: " + ", ".join(f"{k}={v:g}" for k, v in TRIAL.items())
-                    + " (explicit flags win)")
-    ap.add_argument("--command", help="the command line to print in the header")
-    args = ap.parse_args()
-    sys.stdout.reconfigure(line_buffering=True)
-    for key, value in (TRIAL if args.trial else DEFAULTS).items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    args = parse_bench_args(ap, "--trial", "short windows for a trial", TRIAL, DEFAULTS)
     if args.settle is None:
         args.settle = args.interval / 2
     skip = set(filter(None, args.skip.split(",")))
@@ -892,31 +916,18 @@ def main() -> int:
             or args.dead_runs < 1 or args.interval < 1 or args.idle_seconds < 1:
         ap.error("counts must be at least 1 (--default-runs 0 skips), --interval and "
                  "--idle-seconds at least 1 s")
-    binary, note = (Path(args.binary), "") if args.binary else default_binary()
-    binary = binary.resolve()
-    if not os.access(binary, os.X_OK) or not has_run(binary):
-        print(f"bench: no uplinkd with `run` at {binary}: build it first "
-              f"(swift build -c release --static-swift-stdlib)", file=sys.stderr)
+    found = lab_binary(args.binary, tools=("curl", "nft", "strip"),
+                       hint=": build it first (swift build -c release --static-swift-stdlib)")
+    if found is None:
         return 1
-    if note:
-        print(note, file=sys.stderr)
-    problem = labmod.preflight(binary, tools=("curl", "nft", "strip"))
-    if problem is not None:
-        print(f"bench: {problem}", file=sys.stderr)
-        return 1
+    binary, note = found
 
     default = Setting("default", args.interval, 5.0)
     fast = Setting("fast", 1.0, 0.8)
     version, curl_version, sh = tool_versions(binary)
-    command = args.command or "python3 " + shlex.join(sys.argv)
-    load = " ".join(open("/proc/loadavg").read().split()[:3])
-    header = [
-        "uplinkd vs the do-it-yourself shell loop (Tests/bench/shell-failover.sh)",
-        "",
-        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
-        f"- machine: {machine()}; load average at start {load}",
-        f"- uplinkd: {version} ({binary}); shell loop: {sh} with {curl_version}",
-        f"- command: `{command}`",
+    header = header_lines("uplinkd vs the do-it-yourself shell loop (Tests/bench/shell-failover.sh)",
+                          f"{version} ({binary}); shell loop: {sh} with {curl_version}", args.command)
+    header += [
         f"- probe: {URL} (expected 204) through each uplink, the same for both; "
         f"hysteresis 2 failures / 2 successes",
     ]

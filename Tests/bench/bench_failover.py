@@ -72,10 +72,7 @@ check that the benchmark runs, not figures).
 """
 
 import argparse
-import datetime
-import os
 import random
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -89,8 +86,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))   #
 import failoverlab  # noqa: E402
 import lab as labmod  # noqa: E402
 from agentrun import AgentError, AgentRun  # noqa: E402
-from bench_agent import default_binary, has_run  # noqa: E402
-from bench_compare import Sampler, machine, tree_cpu, tree_memory  # noqa: E402
+from bench_agent import lab_binary  # noqa: E402
+from bench_compare import (Sampler, header_lines, parse_bench_args, tree_cpu,  # noqa: E402
+                           tree_memory)
 from failoverlab import FailoverLab  # noqa: E402
 
 UNMETERED_INTERVAL_S = 10.0          # the agent's default steady interval, unmetered uplinks
@@ -417,42 +415,22 @@ def main() -> int:
     ap.add_argument("--detect-timeout", type=float, help="bound of one cut, s (120)")
     ap.add_argument("--back-timeout", type=float, help="bound of the return to eth0 between cuts, s (180)")
     ap.add_argument("--skip", default="", help="comma list of " + ",".join(PARTS))
-    ap.add_argument("--smoke", action="store_true",
-                    help="every part very short, all in parallel (CI): "
-                         + ", ".join(f"{k}={v:g}" for k, v in SMOKE.items()) + " (explicit flags win)")
-    ap.add_argument("--command", help="the command line to print in the header")
-    args = ap.parse_args()
-    sys.stdout.reconfigure(line_buffering=True)
-    for key, value in (SMOKE if args.smoke else FULL).items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    args = parse_bench_args(ap, "--smoke", "every part very short, all in parallel (CI)", SMOKE, FULL)
     skip = set(filter(None, args.skip.split(",")))
     if skip - set(PARTS):
         ap.error(f"--skip: unknown parts {sorted(skip - set(PARTS))}; known: {','.join(PARTS)}")
     if args.runs < 1 or args.bytes_seconds < 1 or args.steady_seconds < 1 or args.settle < 0:
         ap.error("--runs, --bytes-seconds and --steady-seconds must be at least 1, --settle at least 0")
-    binary, note = (Path(args.binary), "") if args.binary else default_binary()
-    binary = binary.resolve()
-    if not os.access(binary, os.X_OK) or not has_run(binary):
-        print(f"bench: no uplinkd with `run` at {binary}", file=sys.stderr)
+    found = lab_binary(args.binary, tools=("nft", "dnsmasq"), lab_problem=failoverlab.unavailable_reason)
+    if found is None:
         return 1
-    if note:
-        print(note, file=sys.stderr)
-    problem = labmod.preflight(binary, tools=("nft", "dnsmasq")) or failoverlab.unavailable_reason()
-    if problem is not None:
-        print(f"bench: {problem}", file=sys.stderr)
-        return 1
+    binary, note = found
 
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
-    command = args.command or "python3 " + shlex.join(sys.argv)
-    load = " ".join(open("/proc/loadavg").read().split()[:3])
-    header = [
+    header = header_lines(
         "uplinkd failover and probe cost at the default settings (Tests/bench/bench_failover.py)",
-        "",
-        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
-        f"- machine: {machine()}; load average at start {load}",
-        f"- uplinkd: {version} ({binary})",
-        f"- command: `{command}`",
+        f"{version} ({binary})", args.command)
+    header += [
         "- configuration: `[interface X] dns = ROUTER` only (built-in probes, every other setting "
         "at its default); hooks: 10-record, hooks/50-route-failover",
     ]

@@ -53,33 +53,27 @@ def failover_ok(netns_ok):
         skip_or_fail(reason, "the failover lab")
 
 
-@pytest.fixture(scope="module")
-def flab(failover_ok):
-    """One failover lab (failoverlab.py) shared by a module's tests that leave it
-    as they found it (cuts are restored, LAN clients stopped)."""
-    with failoverlab.FailoverLab() as lb:
-        yield lb
+def lab_fixture(name, lab_class, available, scope, doc):
+    """A fixture `name` that builds a lab_class() once the fixture `available`
+    (netns_ok, failover_ok: skip or fail when the lab cannot run) has passed,
+    yields it, and destroys it at the end of `scope`."""
+    def fixture(request):
+        request.getfixturevalue(available)
+        with lab_class() as lb:
+            yield lb
+    fixture.__doc__ = doc
+    return pytest.fixture(fixture, scope=scope, name=name)
 
 
-@pytest.fixture
-def fresh_flab(failover_ok):
-    """A private failover lab."""
-    with failoverlab.FailoverLab() as lb:
-        yield lb
-
-
-@pytest.fixture(scope="module")
-def lab(netns_ok):
-    """One lab shared by the non-destructive tests of a module."""
-    with labmod.Lab() as lb:
-        yield lb
-
-
-@pytest.fixture
-def fresh_lab(netns_ok):
-    """A private lab for tests that break links, addresses or routes."""
-    with labmod.Lab() as lb:
-        yield lb
+flab = lab_fixture("flab", failoverlab.FailoverLab, "failover_ok", "module",
+                   """One failover lab (failoverlab.py) shared by a module's tests that leave
+                   it as they found it (cuts are restored, LAN clients stopped).""")
+fresh_flab = lab_fixture("fresh_flab", failoverlab.FailoverLab, "failover_ok", "function",
+                         "A private failover lab.")
+lab = lab_fixture("lab", labmod.Lab, "netns_ok", "module",
+                  "One lab shared by the non-destructive tests of a module.")
+fresh_lab = lab_fixture("fresh_lab", labmod.Lab, "netns_ok", "function",
+                        "A private lab for tests that break links, addresses or routes.")
 
 
 @pytest.fixture

@@ -61,20 +61,14 @@ import os
 import re
 import shutil
 import signal
-import subprocess
-import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from lab import (ETC_NETNS, INTERNET_ADDR, NFT_TABLE, Lab, LabError, run,
-                 sweep_stale)
-
-HERE = Path(__file__).resolve().parent
-NETTOOL = HERE / "nettool.py"
+from lab import (ETC_NETNS, INTERNET_ADDR, NFT_TABLE, NO_DAD, Lab, LabError,
+                 missing_tools, read_log, run, tool)
 
 INTERNET6_ADDR = "2001:db8:ffff::80"
 RESOLVER_ADDR = "203.0.113.53"          # the lab's "public resolver", in "inet"
@@ -156,22 +150,11 @@ def hosts_text(records: dict) -> str:
 
 def unavailable_reason() -> Optional[str]:
     """Why the DNS lab cannot run here (besides lab.unavailable_reason()), or None."""
-    missing = [t for t in TOOLS if shutil.which(t) is None
-               and not any(Path(d, t).exists() for d in ("/usr/sbin", "/sbin"))]
+    missing = missing_tools(TOOLS)
     if missing:
         return (f"the DNS lab needs {', '.join(missing)} (Debian: dnsmasq-base, "
                 f"isc-dhcp-client, udhcpc, nftables)")
     return None
-
-
-def _tool(name: str) -> str:
-    found = shutil.which(name)
-    if found:
-        return found
-    for d in ("/usr/sbin", "/sbin"):
-        if Path(d, name).exists():
-            return str(Path(d, name))
-    raise LabError(f"{name} is not installed")
 
 
 # --- test-owned DHCP client scripts -------------------------------------------
@@ -250,102 +233,43 @@ backoff-cutoff 2;
 _QUERY_RE = re.compile(r"query\[(\w+)\] (\S+) from (\S+)")
 
 
-@dataclass
-class _Proc:
-    name: str
-    popen: subprocess.Popen
-    log: Path
-    _file: object
-
-    def running(self) -> bool:
-        return self.popen.poll() is None
-
-
 class DnsLab(Lab):
     """The DNS/IPv6 topology above. Context manager; destroy() is idempotent."""
 
     roles = DNS_ROLES
     uplinks = DNS_UPLINKS
+    namespace_sysctls = Lab.namespace_sysctls + NO_DAD
 
     def __init__(self, wait_timeout: float = 40.0):
         super().__init__()
         self.wait_timeout = wait_timeout
-        self.dir = Path(tempfile.mkdtemp(prefix=f"{self.tag}-dns-"))
-        os.chmod(self.dir, 0o755)           # dnsmasq re-reads its hosts file unprivileged
+        # dnsmasq re-reads its hosts file (hosts/) unprivileged.
+        self._make_files("dns", ("leases", "resolvconf", "logs", "run", "scripts", "hosts"))
         self.lease_dir = self.dir / "leases"
         self.resolvconf_dir = self.dir / "resolvconf"
-        for sub in ("leases", "resolvconf", "logs", "run", "scripts", "hosts"):
-            (self.dir / sub).mkdir()
-            os.chmod(self.dir / sub, 0o755)
         self.netns_etc = Path(ETC_NETNS) / self.ns["gw"]
         self.netns_resolv_conf: Optional[Path] = None
         self._made_etc_netns = False
-        self._procs: list = []
-        self.dnsmasq: dict = {}             # role -> _Proc ("resolver" for 203.0.113.53)
+        self.dnsmasq: dict = {}             # role -> LabProcess ("resolver" for 203.0.113.53)
         self.http: dict = {}                # role -> LabServer
         self.records_now: dict = {}         # role -> {name: [addresses]}
         self.metric6: dict = {}             # iface -> RA route metric, if changed
         self.built_marks: dict = {}         # dnsmasq name -> log size when built
 
-    def uplink(self, iface: str) -> DnsUplink:
-        return DNS_UPLINK_BY_IFACE[iface]
-
-    # -- processes ---------------------------------------------------------
-    def _spawn(self, name: str, role: str, argv) -> _Proc:
-        log = self.dir / "logs" / f"{name}.out"
-        f = open(log, "ab")
-        p = subprocess.Popen(self.exec_argv(role, argv), stdin=subprocess.DEVNULL,
-                             stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
-        proc = _Proc(name, p, log, f)
-        self._procs.append(proc)
-        return proc
-
-    def _stop_procs(self):
-        for proc in reversed(self._procs):
-            if proc.running():
-                proc.popen.terminate()
-        deadline = time.monotonic() + 5
-        for proc in reversed(self._procs):
-            try:
-                proc.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.popen.kill()
-                proc.popen.wait(timeout=5)
-            proc._file.close()
-        self._procs.clear()
-
-    def proc_logs(self) -> str:
-        """Every client's and server's output and the dnsmasq logs (for failures)."""
-        parts = []
-        for path in sorted((self.dir / "logs").iterdir()):
-            try:
-                text = path.read_text(errors="replace")
-            except OSError:
-                continue
-            parts.append(f"--- {path.name} ---\n{text[-4000:]}")
-        return "\n".join(parts)
-
     # -- build / destroy ---------------------------------------------------
-    def build(self):
-        sweep_stale()
-        try:
-            self._make_namespaces()
-            self._make_links()
-            self._make_system_resolver()
-            self._start_dnsmasqs()
-            self._start_http()
-            self._start_clients()
-            self.wait_configured(self.wait_timeout)
-            # The lab's own readiness queries are before these marks.
-            self.built_marks = {name: self.dns_log_size(name) for name in self.dnsmasq}
-        except BaseException:
-            self.destroy()
-            raise
-        return self
+    def _make(self):
+        self._make_namespaces()
+        self._make_links()
+        self._make_system_resolver()
+        self._start_dnsmasqs()
+        self._start_http()
+        self._start_clients()
+        self.wait_configured(self.wait_timeout)
+        # The lab's own readiness queries are before these marks.
+        self.built_marks = {name: self.dns_log_size(name) for name in self.dnsmasq}
 
     def destroy(self):
-        self._stop_procs()
-        super().destroy()                   # labservers, then namespaces
+        super().destroy()                   # programs, labservers, namespaces, files
         self.http.clear()
         self.dnsmasq.clear()
         if self.netns_resolv_conf is not None:
@@ -356,36 +280,17 @@ class DnsLab(Lab):
                     os.rmdir(ETC_NETNS)         # only if empty (another lab may use it)
                 except OSError:
                     pass
-        if self.dir is not None and self.dir.exists():
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-    def _sysctl(self, role, *settings):
-        run(self.exec_argv(role, ["sysctl", "-q", "-w", *settings]))
 
     def _make_namespaces(self):
-        for role in self.roles:
-            run(["ip", "netns", "add", self.ns[role]])
-            self._created.append(self.ns[role])
-            self.ip(role, "link", "set", "lo", "up")
-            # No DAD (addresses usable at once), IPv4 reverse-path filter off (several
-            # default routes), and interfaces created later inherit "default".
-            self._sysctl(role, "net.ipv4.conf.all.rp_filter=0",
-                         "net.ipv4.conf.default.rp_filter=0",
-                         "net.ipv6.conf.all.accept_dad=0",
-                         "net.ipv6.conf.default.accept_dad=0")
-            if role != "gw":
-                self.ip(role, "addr", "add", f"{INTERNET_ADDR}/32", "dev", "lo")
-                self.ip(role, "-6", "addr", "add", f"{INTERNET6_ADDR}/128", "dev", "lo", "nodad")
-                # Upstreams play routers: no router solicitations from them.
-                self._sysctl(role, "net.ipv6.conf.all.router_solicitations=0",
-                             "net.ipv6.conf.default.router_solicitations=0")
+        super()._make_namespaces()
+        for u in self.uplinks:
+            self.ip(u.role, "-6", "addr", "add", f"{INTERNET6_ADDR}/128", "dev", "lo", "nodad")
         self.ip("inet", "addr", "add", f"{RESOLVER_ADDR}/32", "dev", "lo")
         self.ip("wwan", "addr", "add", f"{OFFLINK_ADDR}/32", "dev", "lo")
 
     def _make_links(self):
         for u in self.uplinks:
-            self.ip("gw", "link", "add", u.iface, "type", "veth",
-                    "peer", "name", u.peer, "netns", self.ns[u.role])
+            self._add_veth(u)
             if u.v6:
                 # Router advertisements give the IPv6 default route (forwarding is
                 # off in the namespace, but 2 says it without depending on that).
@@ -441,7 +346,7 @@ class DnsLab(Lab):
     def _dnsmasq(self, name: str, role: str, listen, extra, interface=None):
         log = self.dnsmasq_log(name)
         log.touch()
-        argv = [_tool("dnsmasq"), "--keep-in-foreground", "--conf-file=/dev/null",
+        argv = [tool("dnsmasq"), "--keep-in-foreground", "--conf-file=/dev/null",
                 "--no-resolv", "--no-hosts", "--no-poll", "--bind-interfaces",
                 f"--pid-file={self.dir / 'run' / f'dnsmasq-{name}.pid'}",
                 f"--log-facility={log}", "--log-queries", "--log-dhcp",
@@ -451,7 +356,7 @@ class DnsLab(Lab):
             # --listen-address alone gives DHCPv6 but no RA); --bind-interfaces
             # and --except-interface=lo keep DNS on this interface's addresses.
             argv += [f"--interface={interface}", "--except-interface=lo"]
-        self.dnsmasq[name] = self._spawn(f"dnsmasq-{name}", role, argv)
+        self.dnsmasq[name] = self.procs.start(f"dnsmasq-{name}", role, argv)
 
     def _start_dnsmasqs(self):
         for u in self.uplinks:
@@ -497,14 +402,14 @@ class DnsLab(Lab):
             for name, (role, server) in list(pending.items()):
                 if not self.dnsmasq[name].running():
                     raise LabError(f"dnsmasq {name} exited with {self.dnsmasq[name].popen.returncode}"
-                                   f"\n{self.proc_logs()}")
+                                   f"\n{self.procs.logs_text()}")
                 if self.dns_query(None, server, PROBE_NAME, role=role, timeout=0.5).get("answers"):
                     del pending[name]
             if pending and time.monotonic() > deadline:
-                raise LabError(f"dnsmasq not answering: {sorted(pending)}\n{self.proc_logs()}")
+                raise LabError(f"dnsmasq not answering: {sorted(pending)}\n{self.procs.logs_text()}")
         for name, proc in self.dnsmasq.items():
             if not proc.running():
-                raise LabError(f"dnsmasq {name} exited\n{self.proc_logs()}")
+                raise LabError(f"dnsmasq {name} exited\n{self.procs.logs_text()}")
 
     # -- HTTP --------------------------------------------------------------
     def http_log(self, role: str) -> Path:
@@ -564,15 +469,15 @@ class DnsLab(Lab):
                         continue
                     name = f"dhclient{'6' if fam == 6 else ''}-{u.iface}"
                     script = self._script(name, DHCLIENT_SCRIPT, u)
-                    self._spawn(name, "gw", [
-                        _tool("dhclient"), f"-{fam}", "-d", "-v",
+                    self.procs.start(name, "gw", [
+                        tool("dhclient"), f"-{fam}", "-d", "-v",
                         "-cf", conf, "-lf", self.lease_file(u.iface, fam),
                         "-pf", self.dir / "run" / f"{name}.pid", "-sf", script, u.iface])
             elif u.addressing == "udhcpc":
                 name = f"udhcpc-{u.iface}"
                 script = self._script(name, UDHCPC_SCRIPT, u)
-                self._spawn(name, "gw", [
-                    _tool("udhcpc"), "-f", "-i", u.iface, "-s", script,
+                self.procs.start(name, "gw", [
+                    tool("udhcpc"), "-f", "-i", u.iface, "-s", script,
                     "-p", self.dir / "run" / f"{name}.pid", "-t", "30", "-T", "1", "-A", "1"])
 
     def missing_config(self, u: DnsUplink) -> Optional[str]:
@@ -609,44 +514,23 @@ class DnsLab(Lab):
     def wait_configured(self, timeout: float):
         """Wait (bounded) until every uplink has what its DHCP client or the lab
         configuration gives it."""
-        deadline = time.monotonic() + timeout
-        while True:
-            missing = {u.iface: m for u in self.uplinks if (m := self.missing_config(u))}
-            if not missing:
-                return
-            dead = [p.name for p in self._procs if not p.running()]
-            if dead:
-                raise LabError(f"lab processes exited: {dead}\n{self.proc_logs()}")
-            if time.monotonic() >= deadline:
-                raise LabError(f"uplinks not configured within {timeout}s: {missing}\n"
-                               f"{self.proc_logs()}")
-            time.sleep(0.1)
+        self.wait_uplinks(self.missing_config, timeout, "uplinks not configured")
 
     # -- looking at the lab ------------------------------------------------
-    def _nettool(self, role: str, args, timeout: float) -> dict:
-        proc = run(self.exec_argv(role, [sys.executable, NETTOOL, *args]),
-                   timeout=timeout + 10)
-        return json.loads(proc.stdout)
-
     def dns_query(self, iface: Optional[str], server: str, name: str, qtype: str = "A",
                   role: str = "gw", timeout: float = 2.0) -> dict:
         """One DNS query from namespace `role` (default gw), bound to `iface`."""
-        args = ["dns", server, name, "--type", qtype, "--timeout", str(timeout)]
-        if iface:
-            args += ["--dev", iface]
-        return self._nettool(role, args, timeout)
+        return self.nettool(role, ["dns", server, name, "--type", qtype, "--timeout", str(timeout)],
+                            timeout, dev=iface)
 
     def http_get(self, iface: Optional[str], address: str, path: str = "/generate_204",
                  role: str = "gw", timeout: float = 2.0) -> dict:
         """One HTTP GET to address:80 from namespace `role`, bound to `iface`."""
-        args = ["http", address, path, "--timeout", str(timeout)]
-        if iface:
-            args += ["--dev", iface]
-        return self._nettool(role, args, timeout)
+        return self.nettool(role, ["http", address, path, "--timeout", str(timeout)], timeout, dev=iface)
 
     def system_resolve(self, name: str) -> dict:
         """getaddrinfo(name) in the gateway namespace (its /etc/resolv.conf)."""
-        return self._nettool("gw", ["getaddrinfo", name], 10)
+        return self.nettool("gw", ["getaddrinfo", name], 10)
 
     def dns_queries(self, role: str, offset: Optional[int] = None) -> list:
         """(qtype, name, client) of each query dnsmasq `role` ("resolver": the
@@ -654,10 +538,7 @@ class DnsLab(Lab):
         lab was built)."""
         if offset is None:
             offset = self.built_marks.get(role, 0)
-        with open(self.dnsmasq_log(role), "rb") as f:
-            f.seek(offset)
-            text = f.read().decode(errors="replace")
-        return [m.groups() for m in _QUERY_RE.finditer(text)]
+        return [m.groups() for m in _QUERY_RE.finditer(read_log(self.dnsmasq_log(role), offset))]
 
     def dns_log_size(self, role: str) -> int:
         return self.dnsmasq_log(role).stat().st_size
@@ -714,7 +595,7 @@ class DnsLab(Lab):
                 raise LabError(f"{iface}: no RA default route with metric {metric} within "
                                f"{timeout}s: {self.ip('gw', '-6', 'route').stdout}")
             if now >= next_rs:
-                self._nettool("gw", ["rs", iface], 5)
+                self.nettool("gw", ["rs", iface], 5)
                 next_rs = now + 1.0
             time.sleep(0.05)
 

@@ -55,26 +55,21 @@ What the tests and the benchmark use:
 
 import json
 import os
-import select
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from dnslab import DHCLIENT_SCRIPT, _tool
+from dnslab import DHCLIENT_SCRIPT
 from inetserver import ENDPOINTS
-from lab import INTERNET_ADDR, REPO_ROOT, Lab, LabError, run, sweep_stale
+from lab import (INTERNET_ADDR, NO_DAD, REPO_ROOT, Lab, LabError, missing_tools, read_log,
+                 run, tool)
 
 HERE = Path(__file__).resolve().parent
 INETSERVER = HERE / "inetserver.py"
 LANCLIENT = HERE / "lanclient.py"
-NETTOOL = HERE / "nettool.py"
 HOOKS = REPO_ROOT / "hooks"
 HOOK_LIB = HOOKS / "lib" / "uplinkd-hook.sh"
 
@@ -128,32 +123,27 @@ FAILOVER_UPLINKS = (
     FailoverUplink("wlan0", "wifi", 2, "wifi", 200),
     FailoverUplink("wwan0", "cell", 3, "wwan", 300),
 )
-FAILOVER_UPLINK_BY_IFACE = {u.iface: u for u in FAILOVER_UPLINKS}
 FAILOVER_ROLES = ("gw", "lan") + tuple(u.role for u in FAILOVER_UPLINKS)
 
 
 def unavailable_reason() -> Optional[str]:
     """What the failover lab needs beyond lab.unavailable_reason(), or None."""
-    missing = [t for t in TOOLS if shutil.which(t) is None
-               and not any(Path(d, t).exists() for d in ("/usr/sbin", "/sbin"))]
+    missing = missing_tools(TOOLS)
     if missing:
         return f"the failover lab needs {', '.join(missing)} (Debian: dnsmasq-base, nftables)"
     return None
 
 
 def dhcp_unavailable_reason() -> Optional[str]:
-    if shutil.which("dhclient") is None and not any(Path(d, "dhclient").exists()
-                                                     for d in ("/usr/sbin", "/sbin")):
+    if missing_tools(("dhclient",)):
         return "DHCP in the failover lab needs ISC dhclient (Debian: isc-dhcp-client)"
     return None
 
 
-class _Proc:
-    def __init__(self, name, popen, log, file):
-        self.name, self.popen, self.log, self._file = name, popen, log, file
-
-    def running(self) -> bool:
-        return self.popen.poll() is None
+def log_fields(path: Path, count: int, offset: int = 0) -> list:
+    """The lines of a log (from byte `offset` on) split into fields, those with
+    `count` fields only (a line still being written has fewer)."""
+    return [f for f in map(str.split, read_log(path, offset).splitlines()) if len(f) == count]
 
 
 @dataclass(frozen=True)
@@ -191,28 +181,17 @@ class LanClient:
         self.lab, self.log = lb, log
         argv = [sys.executable, str(LANCLIENT), "--target", INTERNET_ADDR, "--period", str(period),
                 "--timeout", str(timeout), "--size", str(size), "--log", str(log)]
-        self.proc = lb._spawn_ready("lanclient", "lan", argv)
+        self.proc = lb.procs.start_ready("lanclient", "lan", argv)
 
     def running(self) -> bool:
         return self.proc.running()
 
     def stop(self):
-        self.lab._stop_proc(self.proc)
+        self.lab.procs.stop(self.proc)
 
     def results(self, since: Optional[float] = None, until: Optional[float] = None):
-        try:
-            text = self.log.read_text()
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in text.splitlines():
-            f = line.split()
-            if len(f) != 4:
-                continue                      # a line being written
-            r = LanResult(float(f[0]), float(f[1]), f[2], f[3])
-            if (since is None or r.start >= since) and (until is None or r.start < until):
-                out.append(r)
-        return out
+        rs = [LanResult(float(f[0]), float(f[1]), f[2], f[3]) for f in log_fields(self.log, 4)]
+        return [r for r in rs if (since is None or r.start >= since) and (until is None or r.start < until)]
 
     def flowing(self, via: Optional[str] = None, since: Optional[float] = None, count: int = 5) -> bool:
         """The last `count` requests (started after `since`) all ok, through
@@ -226,7 +205,7 @@ class LanClient:
         deadline = time.monotonic() + timeout
         while not self.flowing(via, since, count):
             if not self.running():
-                raise LabError(f"LAN client exited\n{self.lab.proc_logs()}")
+                raise LabError(f"LAN client exited\n{self.lab.procs.logs_text()}")
             if time.monotonic() >= deadline:
                 tail = self.results()[-12:]
                 raise LabError(f"LAN traffic not flowing{f' through {via}' if via else ''} within "
@@ -256,6 +235,7 @@ class FailoverLab(Lab):
 
     roles = FAILOVER_ROLES
     uplinks = FAILOVER_UPLINKS
+    namespace_sysctls = Lab.namespace_sysctls + NO_DAD
 
     def __init__(self, dhcp=(), metered_dhcp=(), wait_timeout: float = 40.0):
         super().__init__()
@@ -264,159 +244,33 @@ class FailoverLab(Lab):
         if set(self.metered_dhcp) - set(self.dhcp):
             raise ValueError("metered_dhcp must be a subset of dhcp")
         self.wait_timeout = wait_timeout
-        self.dir = Path(tempfile.mkdtemp(prefix=f"{self.tag}-failover-"))
-        os.chmod(self.dir, 0o755)             # dnsmasq runs unprivileged
-        for sub in ("logs", "leases", "run", "scripts"):
-            (self.dir / sub).mkdir()
-            os.chmod(self.dir / sub, 0o755)
+        self._make_files("failover", ("logs", "leases", "run", "scripts"))
         self.lease_dir = self.dir / "leases"
-        self._procs = []
-        self.dnsmasq = {}                     # iface -> _Proc
-        self.http = {}                        # iface -> _Proc
+        self.dnsmasq = {}                     # iface -> LabProcess
+        self.http = {}                        # iface -> LabProcess
         self.marks = {}                       # log sizes right after build
 
-    def uplink(self, iface: str) -> FailoverUplink:
-        return FAILOVER_UPLINK_BY_IFACE[iface]
-
-    # -- processes ---------------------------------------------------------------
-    def _spawn(self, name: str, role: str, argv, stdout=None) -> _Proc:
-        log = self.dir / "logs" / f"{name}.out"
-        f = open(log, "ab")
-        p = subprocess.Popen(self.exec_argv(role, argv), stdin=subprocess.DEVNULL,
-                             stdout=stdout if stdout is not None else f,
-                             stderr=f if stdout is not None else subprocess.STDOUT,
-                             start_new_session=True)
-        proc = _Proc(name, p, log, f)
-        self._procs.append(proc)
-        return proc
-
-    def _spawn_ready(self, name: str, role: str, argv, timeout: float = 15.0) -> _Proc:
-        """Spawn a program that prints "ready" on stdout; wait (bounded) for it."""
-        proc = self._spawn(name, role, argv, stdout=subprocess.PIPE)
-        deadline = time.monotonic() + timeout
-        fd = proc.popen.stdout.fileno()
-        buf = b""
-        try:
-            while b"\n" not in buf:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise LabError(f"{name} in {role} not ready after {timeout}s\n{self.proc_logs()}")
-                readable, _, _ = select.select([fd], [], [], left)
-                if readable:
-                    chunk = os.read(fd, 256)
-                    if not chunk:
-                        proc.popen.wait(timeout=5)
-                        raise LabError(f"{name} in {role} exited with {proc.popen.returncode} "
-                                       f"before ready\n{self.proc_logs()}")
-                    buf += chunk
-            if buf.split(b"\n", 1)[0].strip() != b"ready":
-                raise LabError(f"{name} printed {buf!r} instead of 'ready'")
-        except BaseException:
-            self._stop_proc(proc)
-            raise
-        proc.popen.stdout.close()
-        return proc
-
-    def _stop_proc(self, proc: _Proc):
-        if proc.running():
-            try:
-                os.killpg(proc.popen.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                proc.popen.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.popen.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.popen.wait(timeout=5)
-        if not proc._file.closed:
-            proc._file.close()
-        if proc in self._procs:
-            self._procs.remove(proc)
-
-    def _stop_procs(self):
-        for proc in reversed(self._procs):
-            if proc.running():
-                try:
-                    os.killpg(proc.popen.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        deadline = time.monotonic() + 5
-        for proc in list(reversed(self._procs)):
-            try:
-                proc.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.popen.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.popen.wait(timeout=5)
-            proc._file.close()
-        self._procs.clear()
-
-    def proc_logs(self) -> str:
-        """The tail of every log of the lab (for failure messages)."""
-        parts = []
-        for path in sorted((self.dir / "logs").iterdir()):
-            try:
-                text = path.read_text(errors="replace")
-            except OSError:
-                continue
-            parts.append(f"--- {path.name} ---\n{text[-3000:]}")
-        return "\n".join(parts)
-
     # -- build / destroy -----------------------------------------------------------
-    def build(self):
-        sweep_stale()
-        try:
-            self._make_namespaces()
-            self._make_uplinks()
-            self._make_lan()
-            self._make_nftables()
-            self._start_dnsmasqs()
-            self._start_http()
-            self._start_dhclients()
-            self.wait_ready(self.wait_timeout)
-            self.marks = {u.iface: (self.dns_log_size(u.iface), self.http_log_size(u.iface))
-                          for u in self.uplinks}
-        except BaseException:
-            self.destroy()
-            raise
-        return self
+    def _make(self):
+        self._make_namespaces()
+        self._make_uplinks()
+        self._make_lan()
+        self._make_nftables()
+        self._start_dnsmasqs()
+        self._start_http()
+        self._start_dhclients()
+        self.wait_ready(self.wait_timeout)
+        self.marks = {u.iface: (self.dns_log_size(u.iface), self.http_log_size(u.iface))
+                      for u in self.uplinks}
 
     def destroy(self):
-        self._stop_procs()
-        super().destroy()
+        super().destroy()                     # programs, namespaces, files
         self.dnsmasq.clear()
         self.http.clear()
-        if self.dir is not None and self.dir.exists():
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-    def _sysctl(self, role, *settings):
-        run(self.exec_argv(role, ["sysctl", "-q", "-w", *settings]))
-
-    def _make_namespaces(self):
-        for role in self.roles:
-            run(["ip", "netns", "add", self.ns[role]])
-            self._created.append(self.ns[role])
-            self.ip(role, "link", "set", "lo", "up")
-            self._sysctl(role, "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
-                         "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
-            if role not in ("gw", "lan"):
-                self.ip(role, "addr", "add", f"{INTERNET_ADDR}/32", "dev", "lo")
-                # The upstream plays a router, and routers send no router
-                # solicitations: without this its veth would (Linux keeps soliciting,
-                # backing off), and the gateway would see packets coming in on an
-                # idle uplink that no real upstream sends.
-                self._sysctl(role, "net.ipv6.conf.all.router_solicitations=0",
-                             "net.ipv6.conf.default.router_solicitations=0")
 
     def _make_uplinks(self):
         for u in self.uplinks:
-            self.ip("gw", "link", "add", u.iface, "type", "veth",
-                    "peer", "name", u.peer, "netns", self.ns[u.role])
+            self._add_veth(u)
             self.ip(u.role, "addr", "add", f"{u.router}/24", "dev", u.peer)
             self.ip(u.role, "link", "set", u.peer, "up")
             if u.iface not in self.dhcp:
@@ -473,7 +327,7 @@ class FailoverLab(Lab):
         for u in self.uplinks:
             log = self.dnsmasq_log(u.iface)
             log.touch()
-            argv = [_tool("dnsmasq"), "--keep-in-foreground", "--conf-file=/dev/null",
+            argv = [tool("dnsmasq"), "--keep-in-foreground", "--conf-file=/dev/null",
                     "--no-resolv", "--no-hosts", "--no-poll", "--bind-interfaces",
                     f"--listen-address={u.router}",
                     f"--pid-file={self.dir / 'run' / f'dnsmasq-{u.iface}.pid'}",
@@ -488,7 +342,7 @@ class FailoverLab(Lab):
                          f"--dhcp-option=option:dns-server,{u.router}"]
                 if u.iface in self.metered_dhcp:
                     argv.append(f"--dhcp-option-force=43,{METERED_OPTION}")
-            self.dnsmasq[u.iface] = self._spawn(f"dnsmasq-{u.iface}", u.role, argv)
+            self.dnsmasq[u.iface] = self.procs.start(f"dnsmasq-{u.iface}", u.role, argv)
 
     # -- HTTP --------------------------------------------------------------------------
     def http_log(self, iface: str) -> Path:
@@ -499,7 +353,7 @@ class FailoverLab(Lab):
 
     def _start_http(self):
         for u in self.uplinks:
-            self.http[u.iface] = self._spawn_ready(
+            self.http[u.iface] = self.procs.start_ready(
                 f"inetserver-{u.iface}", u.role,
                 [sys.executable, str(INETSERVER), "--role", u.role, "--log", str(self.http_log(u.iface)),
                  "--block-file", str(self.block_file(u.iface))])
@@ -541,9 +395,9 @@ class FailoverLab(Lab):
                               .replace("@METRIC@", str(u.metric))
                               .replace("@EVENTS@", str(self.dir / "logs" / f"{name}.events")))
             os.chmod(script, 0o755)
-            self._spawn(name, "gw", [_tool("dhclient"), "-4", "-d", "-v", "-cf", conf,
-                                     "-lf", self.lease_file(iface),
-                                     "-pf", self.dir / "run" / f"{name}.pid", "-sf", script, iface])
+            self.procs.start(name, "gw", [tool("dhclient"), "-4", "-d", "-v", "-cf", conf,
+                                          "-lf", self.lease_file(iface),
+                                          "-pf", self.dir / "run" / f"{name}.pid", "-sf", script, iface])
 
     # -- readiness -----------------------------------------------------------------------
     def _missing(self, u: FailoverUplink) -> Optional[str]:
@@ -568,38 +422,20 @@ class FailoverLab(Lab):
     def wait_ready(self, timeout: float):
         """Wait (bounded) until every uplink has its address and route, its DNS
         answers and its HTTP server answers through it."""
-        deadline = time.monotonic() + timeout
-        while True:
-            missing = {u.iface: m for u in self.uplinks if (m := self._missing(u))}
-            if not missing:
-                return
-            dead = [p.name for p in self._procs if not p.running()]
-            if dead:
-                raise LabError(f"lab processes exited: {dead}\n{self.proc_logs()}")
-            if time.monotonic() >= deadline:
-                raise LabError(f"failover lab not ready within {timeout}s: {missing}\n{self.proc_logs()}")
-            time.sleep(0.2)
+        self.wait_uplinks(self._missing, timeout, "failover lab not ready", period=0.2)
 
     # -- looking at the lab --------------------------------------------------------------
-    def _nettool(self, role: str, args, timeout: float) -> dict:
-        proc = run(self.exec_argv(role, [sys.executable, NETTOOL, *args]), timeout=timeout + 10)
-        return json.loads(proc.stdout)
-
     def dns_query(self, iface: Optional[str], name: str, qtype: str = "A",
                   server: Optional[str] = None, timeout: float = 2.0) -> dict:
         """One DNS query from gw, bound to `iface`, to its router (or `server`)."""
         server = server or self.uplink(iface).router
-        args = ["dns", server, name, "--type", qtype, "--timeout", str(timeout)]
-        if iface:
-            args += ["--dev", iface]
-        return self._nettool("gw", args, timeout)
+        return self.nettool("gw", ["dns", server, name, "--type", qtype, "--timeout", str(timeout)],
+                            timeout, dev=iface)
 
     def http_get(self, iface: Optional[str], path: str, role: str = "gw", timeout: float = 2.0) -> dict:
         """One HTTP/1.0 GET to 203.0.113.80 from `role`, bound to `iface` if given."""
-        args = ["http", INTERNET_ADDR, path, "--timeout", str(timeout)]
-        if iface:
-            args += ["--dev", iface]
-        return self._nettool(role, args, timeout)
+        return self.nettool(role, ["http", INTERNET_ADDR, path, "--timeout", str(timeout)], timeout,
+                            dev=iface)
 
     def http_log_size(self, iface: str) -> int:
         try:
@@ -615,21 +451,9 @@ class FailoverLab(Lab):
         built, or after byte `offset` of its log), started at or after `since`."""
         if offset is None:
             offset = self.marks.get(iface, (0, 0))[1]
-        try:
-            with open(self.http_log(iface), "rb") as f:
-                f.seek(offset)
-                text = f.read().decode(errors="replace")
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in text.splitlines():
-            f = line.split()
-            if len(f) != 6:
-                continue
-            r = Request(float(f[0]), f[1], f[2], f[3], f[4], int(f[5]))
-            if since is None or r.t >= since:
-                out.append(r)
-        return out
+        rs = [Request(float(f[0]), f[1], f[2], f[3], f[4], int(f[5]))
+              for f in log_fields(self.http_log(iface), 6, offset)]
+        return [r for r in rs if since is None or r.t >= since]
 
     def probe_requests(self, iface: str, since: Optional[float] = None, offset: Optional[int] = None):
         """The gateway's own requests (not the LAN client's) at iface's upstream."""
@@ -640,11 +464,8 @@ class FailoverLab(Lab):
         built, or after byte `offset` of its log)."""
         if offset is None:
             offset = self.marks.get(iface, (0, 0))[0]
-        with open(self.dnsmasq_log(iface), "rb") as f:
-            f.seek(offset)
-            text = f.read().decode(errors="replace")
         out = []
-        for line in text.splitlines():
+        for line in read_log(self.dnsmasq_log(iface), offset).splitlines():
             i = line.find("query[")
             if i >= 0:
                 qtype, _, rest = line[i + 6:].partition("] ")

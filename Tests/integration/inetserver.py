@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The lab's "internet" for the failover lab (failoverlab.py): one HTTP/1.1 server
 on 203.0.113.80:80 inside an upstream namespace that answers uplinkd's five
-BUILT-IN probe endpoints the way the real ones do (stdlib only).
+BUILT-IN probe endpoints the way the real ones do (stdlib only, and labserver.py
+beside it for the serve loop).
 
 Run inside an upstream namespace (ip netns exec NS python3 inetserver.py ...);
 prints "ready" on stdout once it listens. Each request is dispatched by its Host
@@ -38,12 +39,13 @@ held until the client gives up, at most 60 s); its log line has status
 
 import argparse
 import email.utils
-import socket
 import socketserver
 import sys
 import threading
 import time
 from urllib.parse import parse_qs, urlsplit
+
+from labserver import serve
 
 INTERNET_ADDR = "203.0.113.80"
 MAX_HEAD = 8192
@@ -153,22 +155,32 @@ def answer(host, target, role):
         b"<html><body><h1>404 Not Found</h1></body></html>\n"
 
 
+def receive_until(sock, buf, done, limit=None):
+    """buf and what the client sends after it, until done(bytes so far); None
+    when the client closes, stays idle past the socket's timeout, fails, or
+    sends more than `limit` bytes first."""
+    while not done(buf):
+        try:
+            chunk = sock.recv(4096)
+        except OSError:                              # socket.timeout included
+            return None
+        if not chunk:
+            return None
+        buf += chunk
+        if limit is not None and len(buf) > limit:
+            return None
+    return buf
+
+
 class Handler(socketserver.BaseRequestHandler):
     def handle(self):
         sock = self.request
         sock.settimeout(self.server.idle)
         buf = b""
         while True:
-            while b"\r\n\r\n" not in buf:
-                try:
-                    chunk = sock.recv(4096)
-                except (socket.timeout, OSError):
-                    return
-                if not chunk:
-                    return
-                buf += chunk
-                if len(buf) > MAX_HEAD:
-                    return
+            buf = receive_until(sock, buf, lambda b: b"\r\n\r\n" in b, MAX_HEAD)
+            if buf is None:
+                return
             head, _, buf = buf.partition(b"\r\n\r\n")
             lines = head.decode("latin-1").split("\r\n")
             try:
@@ -180,14 +192,9 @@ class Handler(socketserver.BaseRequestHandler):
                 key, _, value = line.partition(":")
                 headers[key.strip().lower()] = value.strip()
             length = int(headers.get("content-length", "0") or 0)
-            while len(buf) < length:                 # a body we do not use
-                try:
-                    chunk = sock.recv(4096)
-                except (socket.timeout, OSError):
-                    return
-                if not chunk:
-                    return
-                buf += chunk
+            buf = receive_until(sock, buf, lambda b: len(b) >= length)   # a body we do not use
+            if buf is None:
+                return
             buf = buf[length:]
             conn = headers.get("connection", "").lower()
             keep_alive = version == "HTTP/1.1" and conn != "close"
@@ -250,14 +257,8 @@ def main():
     ap.add_argument("--idle", type=float, default=5.0, help="keep-alive idle timeout, s")
     ap.add_argument("--block-file", help="endpoints to leave unanswered, one name a line")
     args = ap.parse_args()
-    server = InetServer((args.bind, args.port), args.role, args.log, args.idle, args.block_file)
-    print("ready", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.5)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve(InetServer((args.bind, args.port), args.role, args.log, args.idle, args.block_file),
+          poll_interval=0.5)
     return 0
 
 

@@ -15,6 +15,12 @@ namespaces created here.
 
 Namespace names are "ul<pid>-<seq>-<role>"; namespaces of that pattern whose
 pid is no longer alive are swept (leftovers of a crashed run).
+
+The other labs (dnslab.py, failoverlab.py) subclass Lab (their own roles,
+uplinks and _make(); files and programs through _make_files() and
+LabProcesses, which start, log and stop what they run in their namespaces)
+and share its helpers: wait_ready_line (a server's "ready" line), read_log,
+tool/missing_tools, Lab.nettool and Lab.wait_uplinks.
 """
 
 import atexit
@@ -36,6 +42,7 @@ from typing import Optional
 
 HERE = Path(__file__).resolve().parent
 LABSERVER = HERE / "labserver.py"
+NETTOOL = HERE / "nettool.py"
 REPO_ROOT = HERE.parents[1]
 
 INTERNET_ADDR = "203.0.113.80"
@@ -46,6 +53,8 @@ _NAME_RE = re.compile(r"^ul(\d+)-(\d+)-([a-z0-9]+)$")
 _seq = itertools.count(1)
 NFT_TABLE = "uplinkd_lab"
 ETC_NETNS = "/etc/netns"      # `ip netns exec NAME` bind-mounts /etc/netns/NAME/* over /etc
+# No duplicate address detection: IPv6 addresses usable at once (Lab.namespace_sysctls).
+NO_DAD = ("net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
 
 
 class LabError(RuntimeError):
@@ -88,6 +97,28 @@ def binary_problem(binary=None) -> Optional[str]:
         return (f"uplinkd binary not found at {binary}: run `swift build` first "
                 f"(or set UPLINKD=/path/to/uplinkd)")
     return None
+
+
+def tool_path(name: str) -> Optional[str]:
+    """Where program `name` is installed: on PATH, else in /usr/sbin or /sbin
+    (often not on a user's PATH); None if nowhere."""
+    found = shutil.which(name)
+    if found:
+        return found
+    return next((str(Path(d, name)) for d in ("/usr/sbin", "/sbin") if Path(d, name).exists()), None)
+
+
+def tool(name: str) -> str:
+    """tool_path(name), or LabError when it is not installed."""
+    path = tool_path(name)
+    if path is None:
+        raise LabError(f"{name} is not installed")
+    return path
+
+
+def missing_tools(names) -> list:
+    """The programs among `names` that tool_path() does not find."""
+    return [n for n in names if tool_path(n) is None]
 
 
 def run(argv, *, check=True, input=None, timeout=30):
@@ -198,6 +229,137 @@ def preflight(binary=None, tools=()) -> Optional[str]:
     return binary_problem(binary)
 
 
+def wait_ready_line(popen: subprocess.Popen, timeout: float, what: str, details):
+    """Wait (bounded) for the first line on `popen`'s stdout (a pipe) and check
+    that it says "ready" (labserver.py, inetserver.py and lanclient.py print it
+    once they work). LabError on a timeout, an early exit or another line: it
+    names `what` and ends with details() (stderr, logs)."""
+    deadline = time.monotonic() + timeout
+    fd = popen.stdout.fileno()
+    buf = b""
+    while b"\n" not in buf:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise LabError(f"{what} not ready after {timeout}s{details()}")
+        readable, _, _ = select.select([fd], [], [], left)
+        if readable:
+            chunk = os.read(fd, 256)
+            if not chunk:
+                popen.wait(timeout=5)
+                raise LabError(f"{what} exited with {popen.returncode} before ready{details()}")
+            buf += chunk
+    if buf.split(b"\n", 1)[0].strip() != b"ready":
+        raise LabError(f"{what} printed {buf!r} instead of 'ready'{details()}")
+
+
+def read_log(path: Path, offset: int = 0) -> str:
+    """The text of a log file from byte `offset` on ("" while there is no file)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+class LabProcess:
+    """One program a lab started in one of its namespaces (LabProcesses.start)."""
+
+    def __init__(self, name: str, popen: subprocess.Popen, log: Path, file):
+        self.name, self.popen, self.log, self._file = name, popen, log, file
+
+    def running(self) -> bool:
+        return self.popen.poll() is None
+
+    def signal_group(self, sig):
+        """Send sig to the program's process group (it leads a session of its own)."""
+        try:
+            os.killpg(self.popen.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+class LabProcesses:
+    """The programs a lab runs in its namespaces (dnsmasq, DHCP clients, servers,
+    clients) for dnslab.DnsLab and failoverlab.FailoverLab. Each runs through
+    `exec_argv(role, argv)` in a session of its own, its output (stdout and
+    stderr; stderr only when stdout is the "ready" pipe) appended to
+    LOGS/NAME.out; stopping one ends its whole process group (TERM, KILL after
+    5 s), so whatever it started (a DHCP client's script) goes with it."""
+
+    def __init__(self, logs: Path, exec_argv):
+        self.logs, self._exec_argv = logs, exec_argv
+        self._procs = []
+
+    def start(self, name: str, role: str, argv, stdout=None) -> LabProcess:
+        log = self.logs / f"{name}.out"
+        f = open(log, "ab")
+        p = subprocess.Popen(self._exec_argv(role, argv), stdin=subprocess.DEVNULL,
+                             stdout=stdout if stdout is not None else f,
+                             stderr=f if stdout is not None else subprocess.STDOUT,
+                             start_new_session=True)
+        proc = LabProcess(name, p, log, f)
+        self._procs.append(proc)
+        return proc
+
+    def start_ready(self, name: str, role: str, argv, timeout: float = 15.0) -> LabProcess:
+        """start() a program that prints "ready" on stdout; wait (bounded) for it."""
+        proc = self.start(name, role, argv, stdout=subprocess.PIPE)
+        try:
+            wait_ready_line(proc.popen, timeout, f"{name} in {role}", lambda: f"\n{self.logs_text()}")
+        except BaseException:
+            self.stop(proc)
+            raise
+        proc.popen.stdout.close()
+        return proc
+
+    def _reap(self, proc: LabProcess, timeout: float):
+        try:
+            proc.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.signal_group(signal.SIGKILL)
+            proc.popen.wait(timeout=5)
+        if not proc._file.closed:
+            proc._file.close()
+        if proc.popen.stdout and not proc.popen.stdout.closed:
+            proc.popen.stdout.close()
+
+    def stop(self, proc: LabProcess):
+        if proc.running():
+            proc.signal_group(signal.SIGTERM)
+        self._reap(proc, 5)
+        if proc in self._procs:
+            self._procs.remove(proc)
+
+    def stop_all(self):
+        """Stop every program, newest first, all TERMed before any is waited for."""
+        for proc in reversed(self._procs):
+            if proc.running():
+                proc.signal_group(signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        for proc in reversed(self._procs):
+            self._reap(proc, max(0.1, deadline - time.monotonic()))
+        self._procs.clear()
+
+    def check_running(self):
+        """LabError (with the logs) if any program has exited."""
+        dead = [p.name for p in self._procs if not p.running()]
+        if dead:
+            raise LabError(f"lab processes exited: {dead}\n{self.logs_text()}")
+
+    def logs_text(self, tail: int = 4000) -> str:
+        """The tail of every file in LOGS (for failure messages): the programs'
+        output and the logs they write there themselves."""
+        parts = []
+        for path in sorted(self.logs.iterdir()):
+            try:
+                text = path.read_text(errors="replace")
+            except OSError:
+                continue
+            parts.append(f"--- {path.name} ---\n{text[-tail:]}")
+        return "\n".join(parts)
+
+
 class LabServer:
     """labserver.py running inside one upstream namespace."""
 
@@ -226,25 +388,8 @@ class LabServer:
         return self._stderr.read().decode(errors="replace")
 
     def _wait_ready(self, timeout: float):
-        deadline = time.monotonic() + timeout
-        fd = self.proc.stdout.fileno()
-        buf = b""
-        while b"\n" not in buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise LabError(f"labserver ({self.mode}) in {self.ns} not ready after "
-                               f"{timeout}s; stderr:\n{self.stderr_text()}")
-            readable, _, _ = select.select([fd], [], [], left)
-            if readable:
-                chunk = os.read(fd, 256)
-                if not chunk:
-                    self.proc.wait(timeout=5)
-                    raise LabError(f"labserver ({self.mode}) in {self.ns} exited with "
-                                   f"{self.proc.returncode} before ready; stderr:\n"
-                                   f"{self.stderr_text()}")
-                buf += chunk
-        if buf.split(b"\n", 1)[0].strip() != b"ready":
-            raise LabError(f"labserver printed {buf!r} instead of 'ready'")
+        wait_ready_line(self.proc, timeout, f"labserver ({self.mode}) in {self.ns}",
+                        lambda: f"; stderr:\n{self.stderr_text()}")
 
     def set_mode(self, mode: str):
         """Switch the running server to another mode; takes effect with the next
@@ -275,16 +420,34 @@ class LabServer:
 
 class Lab:
     """The namespace topology. Use as a context manager; destroy() is idempotent.
-    Subclasses (dnslab.DnsLab) set other `roles` and `uplinks`."""
+    Subclasses (dnslab.DnsLab, failoverlab.FailoverLab) set other `roles`,
+    `uplinks` and `namespace_sysctls`, build in _make() (build() destroys what
+    was made if it fails), and may keep files and programs (_make_files())."""
 
     roles = ROLES
     uplinks = UPLINKS
+    # Set in every namespace: no IPv4 reverse-path filter (several default
+    # routes); "default" is what interfaces created later inherit.
+    namespace_sysctls = ("net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0")
 
     def __init__(self):
         self.tag = f"{PREFIX}-{next(_seq)}"
         self.ns = {role: f"{self.tag}-{role}" for role in self.roles}
         self._created = []
         self._servers = []
+        self.dir: Optional[Path] = None
+        self.procs: Optional[LabProcesses] = None
+
+    def _make_files(self, kind: str, subdirs):
+        """self.dir, a temporary directory with `subdirs` (logs/ among them), all
+        readable by dnsmasq (it runs unprivileged), and self.procs, whose programs
+        log to dir/logs. destroy() stops the programs and removes the directory."""
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{self.tag}-{kind}-"))
+        os.chmod(self.dir, 0o755)
+        for sub in subdirs:
+            (self.dir / sub).mkdir()
+            os.chmod(self.dir / sub, 0o755)
+        self.procs = LabProcesses(self.dir / "logs", self.exec_argv)
 
     @property
     def gw(self) -> str:
@@ -340,50 +503,92 @@ class Lab:
                 raise LabError(f"{role}: {what} not reached within {timeout}s")
             time.sleep(0.02)
 
+    def uplink(self, iface: str):
+        """The entry of `uplinks` for gw interface `iface` (KeyError if none)."""
+        return {u.iface: u for u in self.uplinks}[iface]
+
     def peer_of(self, iface: str):
         """(role, peer interface name) of the far end of a gw uplink."""
-        u = {u.iface: u for u in self.uplinks}[iface]
+        u = self.uplink(iface)
         return u.role, u.peer
+
+    def nettool(self, role: str, args, timeout: float, dev: Optional[str] = None) -> dict:
+        """nettool.py ARGS (bound to `dev` if given) in namespace `role`: its JSON answer."""
+        if dev:
+            args = [*args, "--dev", dev]
+        proc = run(self.exec_argv(role, [sys.executable, NETTOOL, *args]), timeout=timeout + 10)
+        return json.loads(proc.stdout)
+
+    def wait_uplinks(self, missing, timeout: float, what: str, period: float = 0.1):
+        """Poll (bounded) until missing(uplink) is None for every uplink (else it
+        says what is missing). LabError, with the programs' logs, when `timeout`
+        passes first or a program of the lab exits."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = {u.iface: m for u in self.uplinks if (m := missing(u))}
+            if not left:
+                return
+            if self.procs is not None:
+                self.procs.check_running()
+            if time.monotonic() >= deadline:
+                logs = f"\n{self.procs.logs_text()}" if self.procs is not None else ""
+                raise LabError(f"{what} within {timeout}s: {left}{logs}")
+            time.sleep(period)
 
     # -- build / destroy -------------------------------------------------
     def build(self):
         sweep_stale()
         try:
-            for role in self.roles:
-                run(["ip", "netns", "add", self.ns[role]])
-                self._created.append(self.ns[role])
-                self.ip(role, "link", "set", "lo", "up")
-                for key in ("all", "default"):
-                    run(self.exec_argv(role, ["sysctl", "-q", "-w",
-                                              f"net.ipv4.conf.{key}.rp_filter=0"]))
-                if role != "gw":
-                    self.ip(role, "addr", "add", f"{INTERNET_ADDR}/32", "dev", "lo")
-                    # Upstreams play routers, which send no router solicitations
-                    # (Linux hosts keep sending them): no packets on an idle uplink
-                    # that no real upstream would send.
-                    run(self.exec_argv(role, ["sysctl", "-q", "-w",
-                                              "net.ipv6.conf.all.router_solicitations=0",
-                                              "net.ipv6.conf.default.router_solicitations=0"]))
-            for u in self.uplinks:
-                # Created directly with its final name inside gw; peer inside upstream.
-                self.ip("gw", "link", "add", u.iface, "type", "veth",
-                        "peer", "name", u.peer, "netns", self.ns[u.role])
-                self.ip("gw", "addr", "add", u.gw_addr, "dev", u.iface)
-                if u.up_addr:
-                    self.ip(u.role, "addr", "add", u.up_addr, "dev", u.peer)
-                self.ip(u.role, "link", "set", u.peer, "up")
-                self.ip("gw", "link", "set", u.iface, "up")
-            for u in self.uplinks:
-                self.wait_lower_up(u.iface, True)
-                if u.gateway:
-                    self.ip("gw", "route", "add", "default", "via", u.gateway,
-                            "dev", u.iface, "metric", str(u.metric))
+            self._make()
         except BaseException:
             self.destroy()
             raise
         return self
 
+    def _make(self):
+        self._make_namespaces()
+        for u in self.uplinks:
+            self._add_veth(u)
+            self.ip("gw", "addr", "add", u.gw_addr, "dev", u.iface)
+            if u.up_addr:
+                self.ip(u.role, "addr", "add", u.up_addr, "dev", u.peer)
+            self.ip(u.role, "link", "set", u.peer, "up")
+            self.ip("gw", "link", "set", u.iface, "up")
+        for u in self.uplinks:
+            self.wait_lower_up(u.iface, True)
+            if u.gateway:
+                self.ip("gw", "route", "add", "default", "via", u.gateway,
+                        "dev", u.iface, "metric", str(u.metric))
+
+    def _sysctl(self, role: str, *settings):
+        run(self.exec_argv(role, ["sysctl", "-q", "-w", *settings]))
+
+    def _make_namespaces(self):
+        """Every role's namespace, lo up, namespace_sysctls set; the upstreams
+        (the uplinks' roles) get the lab internet address on lo."""
+        upstreams = {u.role for u in self.uplinks}
+        for role in self.roles:
+            run(["ip", "netns", "add", self.ns[role]])
+            self._created.append(self.ns[role])
+            self.ip(role, "link", "set", "lo", "up")
+            self._sysctl(role, *self.namespace_sysctls)
+            if role in upstreams:
+                self.ip(role, "addr", "add", f"{INTERNET_ADDR}/32", "dev", "lo")
+                # Upstreams play routers, which send no router solicitations
+                # (Linux hosts keep sending them, backing off): no packets on an
+                # idle uplink that no real upstream would send.
+                self._sysctl(role, "net.ipv6.conf.all.router_solicitations=0",
+                             "net.ipv6.conf.default.router_solicitations=0")
+
+    def _add_veth(self, u):
+        """Uplink u's veth: created directly with its final name inside gw, its
+        peer (u.peer) inside the upstream namespace u.role."""
+        self.ip("gw", "link", "add", u.iface, "type", "veth",
+                "peer", "name", u.peer, "netns", self.ns[u.role])
+
     def destroy(self):
+        if self.procs is not None:
+            self.procs.stop_all()
         for srv in self._servers:
             try:
                 srv.stop()
@@ -393,6 +598,8 @@ class Lab:
         for ns in reversed(self._created):
             _delete_ns(ns)
         self._created.clear()
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self):
         return self.build()

@@ -239,6 +239,19 @@ class LabHTTPServer(ThreadingHTTPServer):
             self._log.flush()
 
 
+def serve(server, poll_interval=0.2):
+    """Print "ready" (the socket listens: what the labs wait for) and serve until
+    interrupted (SIGINT; the labs stop servers with SIGTERM, which just ends
+    the process). inetserver.py serves with this too."""
+    print("ready", flush=True)
+    try:
+        server.serve_forever(poll_interval=poll_interval)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -249,14 +262,7 @@ def main():
     ap.add_argument("--log", help="append 'CLIENT_IP PATH' per request to this file")
     ap.add_argument("--mode-file", help="read the mode from this file before every request")
     args = ap.parse_args()
-    server = LabHTTPServer((args.bind, args.port), args.mode, args.log, args.mode_file)
-    print("ready", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve(LabHTTPServer((args.bind, args.port), args.mode, args.log, args.mode_file))
     return 0
 
 

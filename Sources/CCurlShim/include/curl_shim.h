@@ -19,9 +19,10 @@ CURLcode uplinkd_easy_set_string(CURL *easy, CURLoption option, const char *valu
 CURLcode uplinkd_easy_set_pointer(CURL *easy, CURLoption option, void *value);
 CURLcode uplinkd_easy_set_slist(CURL *easy, CURLoption option, struct curl_slist *value);
 CURLcode uplinkd_easy_set_write_callback(CURL *easy, uplinkd_write_callback callback, void *user);
-/* Who opens and closes the transfer's sockets (to read TCP_INFO before the close). */
-CURLcode uplinkd_easy_set_socket_callbacks(CURL *easy, uplinkd_open_socket_callback open_socket,
-                                           uplinkd_close_socket_callback close_socket, void *user);
+/* Who opens and closes the transfer's sockets (to read TCP_INFO before the close).
+ * libcurl keeps close_user with the connection, which can outlive the easy handle. */
+CURLcode uplinkd_easy_set_socket_callbacks(CURL *easy, uplinkd_open_socket_callback open_socket, void *open_user,
+                                           uplinkd_close_socket_callback close_socket, void *close_user);
 
 CURLcode uplinkd_easy_get_long(CURL *easy, CURLINFO info, long *value);
 CURLcode uplinkd_easy_get_string(CURL *easy, CURLINFO info, char **value);
