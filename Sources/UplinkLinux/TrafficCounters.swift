@@ -36,12 +36,26 @@ public final class SysfsTrafficCounters: TrafficCounting {
         return (received, transmitted)
     }
 
+    /// One counter: sysfs renders it as decimal digits and a newline. Parsed from the
+    /// bytes on the stack: this runs every second for as long as the agent lives, and
+    /// going through String (decode, trim, convert) was most of its cost.
     private static func value(_ file: FileDescriptor) -> UInt64? {
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let count = try? Syscall.call("pread \(file.label)") {
-            buffer.withUnsafeMutableBytes { pread(file.rawValue, $0.baseAddress, $0.count, 0) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer -> UInt64? in
+            guard let count = try? Syscall.call("pread \(file.label)", {
+                pread(file.rawValue, buffer.baseAddress, buffer.count, 0)
+            }), count > 0 else { return nil }
+            var value: UInt64 = 0
+            var digits = 0
+            for byte in buffer[0..<count] {
+                if byte == UInt8(ascii: "\n") { break }
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                let (times10, over1) = value.multipliedReportingOverflow(by: 10)
+                let (sum, over2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+                if over1 || over2 { return nil }
+                value = sum
+                digits += 1
+            }
+            return digits > 0 ? value : nil
         }
-        guard let count, count > 0 else { return nil }
-        return UInt64(String(decoding: buffer[0..<count], as: UTF8.self).trimmingWhitespace)
     }
 }

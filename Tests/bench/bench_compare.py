@@ -26,8 +26,10 @@ this script creates. Two settings:
 
   fast     uplinkd's fast profile (interval 1s, suspect-interval 200ms,
            failures-to-leave-online 2, timeout 800ms); shell loop -i 1 -t 0.8
-  default  uplinkd's defaults (interval 5m, suspect-interval 1s, timeout 5s) with
-           --interval S instead of 5m if given; shell loop -i S -t 5
+  default  one interval for every uplink, written out for both: 5 min (uplinkd's
+           defaults before per-class settings), or --interval S; [check] timeout
+           5 s; shell loop -i S -t 5. uplinkd's own defaults now differ per class
+           (Tests/bench/bench_failover.py measures those)
 
 What is measured, and how:
 
@@ -73,7 +75,7 @@ What is measured, and how:
       (uplinkd) or "online -> offline" (shell loop) ends the measurement.
       uplinkd: --flips flips with its default and with the fast configuration
       (carrier comes from netlink, not from probes); shell loop: --flips flips at
-      the fast setting, and at the default setting --default-runs runs at a random
+      the fast setting, and at the shared setting --default-runs runs at a random
       phase (below), since each one takes about 1.5 intervals. Each loss comes a
       uniform [0, interval) after the flip before (1 s for uplinkd), so a polling
       loop is not always caught at the same phase.
@@ -91,7 +93,7 @@ What is measured, and how:
   `check --json` probe `bytes`; for curl, -w size_request + size_header +
   size_download) and IP bytes (both directions, TCP handshake and teardown
   included, no link-layer framing) from an nftables counter in the upstream
-  namespace. Per day on a metered uplink at default settings = per round x
+  namespace. Per day on a metered uplink at the 5-minute setting = per round x
   86400 / interval. uplinkd's built-in probe set (5 public probes) cannot be
   reached from the lab: its figure is an ESTIMATE = the mean per probe of lab
   emulations of 3 of them (generate_204, hotspot-detect.html, success.txt: the
@@ -162,8 +164,9 @@ def progress(msg):
 class Setting:
     """Interval and probe time limit given to both tools, and uplinkd's config."""
 
-    def __init__(self, name, interval, timeout):
+    def __init__(self, name, interval, timeout, stall_window=None):
         self.name, self.interval, self.timeout = name, interval, timeout
+        self.stall_window = stall_window
 
     def uplinkd_config(self, probes=ONE_PROBE) -> str:
         if self.name == "fast":
@@ -172,10 +175,13 @@ class Setting:
         # The interval is always written: since uplinkd's defaults differ per class of
         # uplink (10 s unmetered, 20 min metered), both tools get the same one here.
         agent = {"interval": duration(self.interval)}
+        if self.stall_window is not None:
+            agent["stall-window"] = self.stall_window
         return config_text(agent, timeout=None, defaults=False, probes=probes)
 
     def describe(self) -> str:
-        return f"interval {seconds_text(self.interval)}, timeout {seconds_text(self.timeout)}"
+        stall = f"; uplinkd stall-window {self.stall_window}" if self.stall_window is not None else ""
+        return f"interval {seconds_text(self.interval)}, timeout {seconds_text(self.timeout)}{stall}"
 
 
 def duration(seconds: float) -> str:
@@ -685,7 +691,7 @@ def table(res, args, default, fast):
         if not u and not s:
             continue
         age = u["age"] if u else s["age"]
-        section(f"Memory, idle, {n} uplinks, default settings ({default.describe()}), "
+        section(f"Memory, idle, {n} uplinks, same setting for both ({default.describe()}), "
                 f"process tree at {age:.0f} s after start")
 
         def mem(d, i, how):
@@ -709,7 +715,7 @@ def table(res, args, default, fast):
 
     cpu_rows = [(n, res.get(f"idle_uplinkd_{n}"), res.get(f"idle_shell_{n}")) for n in (3, 32)]
     if any(u or s for _, u, s in cpu_rows):
-        section(f"CPU, idle, default settings ({default.describe()}), whole process tree")
+        section(f"CPU, idle, same setting for both ({default.describe()}), whole process tree")
         for n, u, s in cpu_rows:
             per_hour = lambda d: d["cpu"] * 3600 / d["wall"] if d else None  # noqa: E731
             cell = lambda d: (f"{per_hour(d):.2f} s/h ({d['cpu']:.3f} s in {d['wall']:.0f} s)"  # noqa: E731
@@ -736,7 +742,7 @@ def table(res, args, default, fast):
 
     dkeys = [k for k in res if k.startswith(("dcut_", "dcarrier_"))]
     if "carrier_default_uplinkd" in res or dkeys:
-        section(f"Detection, default settings ({default.describe()})")
+        section(f"Detection, same setting for both ({default.describe()})")
         runs = lambda prefix: [res[k] for k in sorted(res) if k.startswith(prefix)]  # noqa: E731
 
         def expected(rs):
@@ -773,13 +779,14 @@ def table(res, args, default, fast):
             f"{uh} B", f"{sh} B", ratio(uh, sh))
         row("IP bytes per probe round, both directions (nft counter)",
             f"{ui} B ({up} packets)", f"{si} B ({sp} packets)", ratio(ui, si))
-        row(f"per day on a metered uplink at the default 5 min interval "
+        row(f"per day on a metered uplink at a 5 min interval "
             f"({per_day:.0f} rounds): HTTP / IP bytes",
             f"{kib(uh * per_day)} / {kib(ui * per_day)}", f"{kib(sh * per_day)} / {kib(si * per_day)}",
             f"{ratio(uh, sh)} / {ratio(ui, si)}")
         eh, ei, en = res["bytes_emulated"]
-        row(f"ESTIMATE, built-in set of {BUILTIN_PROBE_COUNT} probes: mean of {en} lab "
-            f"emulations × {BUILTIN_PROBE_COUNT}, per round; per day (HTTP / IP)",
+        row(f"ESTIMATE, a full round of the built-in set of {BUILTIN_PROBE_COUNT} probes (steady rounds "
+            f"send one; bench_failover.py measures the defaults): mean of {en} lab "
+            f"emulations × {BUILTIN_PROBE_COUNT}, per round; per day at 5 min (HTTP / IP)",
             f"{eh * BUILTIN_PROBE_COUNT:.0f} B / {ei * BUILTIN_PROBE_COUNT:.0f} B; "
             f"{kib(eh * BUILTIN_PROBE_COUNT * per_day)} / {kib(ei * BUILTIN_PROBE_COUNT * per_day)}",
             "–")
@@ -894,6 +901,8 @@ def main() -> int:
     ap.add_argument("binary", nargs="?", default=None)
     ap.add_argument("--deb", help="the .deb whose size is reported")
     ap.add_argument("--interval", type=float, help="default-settings probe interval, s (300)")
+    ap.add_argument("--stall-window", help="uplinkd's stall-window at the shared setting "
+                    "(e.g. off: no passive sampling of the primary's counters); default: its own")
     ap.add_argument("--idle-seconds", type=float, help="idle measurement window, s (600)")
     ap.add_argument("--settle", type=float, help="wait after start-up before the window "
                                                  "(default interval/2)")
@@ -901,7 +910,7 @@ def main() -> int:
     ap.add_argument("--gap", type=float, default=1.2, help="seconds between carrier changes")
     ap.add_argument("--fast-runs", type=int, help="upstream cuts per tool, fast setting (20)")
     ap.add_argument("--default-runs", type=int,
-                    help="random-phase runs per tool at default settings, in parallel labs (3)")
+                    help="random-phase runs per tool at the shared setting, in parallel labs (3)")
     ap.add_argument("--check-runs", type=int, help="check runs, online uplink (20)")
     ap.add_argument("--dead-runs", type=int, help="check runs, dead uplink (5)")
     ap.add_argument("--sample-every", type=float, default=1.0, help="memory sampling period, s")
@@ -922,7 +931,7 @@ def main() -> int:
         return 1
     binary, note = found
 
-    default = Setting("default", args.interval, 5.0)
+    default = Setting("default", args.interval, 5.0, args.stall_window)
     fast = Setting("fast", 1.0, 0.8)
     version, curl_version, sh = tool_versions(binary)
     header = header_lines("uplinkd vs the do-it-yourself shell loop (Tests/bench/shell-failover.sh)",
@@ -932,8 +941,8 @@ def main() -> int:
         f"hysteresis 2 failures / 2 successes",
     ]
     if default.interval != 300:
-        header.append(f"- NOTE: default settings run with interval {default.interval:g} s "
-                      f"(--interval), not uplinkd's 5 min")
+        header.append(f"- NOTE: the shared setting runs with interval {default.interval:g} s "
+                      f"(--interval), not 5 min")
     if args.trial:
         header.append("- NOTE: --trial: short windows and few runs, for trying the benchmark only")
     progress(f"about {estimate_minutes(args, skip):.0f} minutes; {binary}")
