@@ -89,11 +89,11 @@ What is measured, and how:
       the expected value for a random phase, interval/2 + median D.
 
 - Bytes on the wire for one probe round of one uplink (eth0, the lab probe):
-  HTTP bytes as uplinkd counts them (request + response headers + body:
-  `check --json` probe `bytes`; for curl, -w size_request + size_header +
-  size_download) and IP bytes (both directions, TCP handshake and teardown
-  included, no link-layer framing) from an nftables counter in the upstream
-  namespace. Per day on a metered uplink at the 5-minute setting = per round x
+  what each tool counts (uplinkd: `check --json` probe `bytes`, its own IP-level
+  count from TCP_INFO with headers; curl: -w size_request + size_header +
+  size_download, HTTP only) and IP bytes (both directions, TCP handshake and
+  teardown included, no link-layer framing) from an nftables counter in the
+  upstream namespace. Per day on a metered uplink at the 5-minute setting = per round x
   86400 / interval. uplinkd's built-in probe set (5 public probes) cannot be
   reached from the lab: its figure is an ESTIMATE = the mean per probe of lab
   emulations of 3 of them (generate_204, hotspot-detect.html, success.txt: the
@@ -746,7 +746,15 @@ def table(res, args, default, fast):
         runs = lambda prefix: [res[k] for k in sorted(res) if k.startswith(prefix)]  # noqa: E731
 
         def expected(rs):
-            return default.interval / 2 + median([d for _, d, _ in rs]) if rs else None
+            # D < 0: the move came before the scheduled round (uplinkd's passive stall
+            # detector or a link event raised the doubt first): the formula does not apply.
+            if not rs or min(d for _, d, _ in rs) < 0:
+                return None
+            return default.interval / 2 + median([d for _, d, _ in rs])
+
+        def early(rs):
+            n = sum(1 for _, d, _ in rs if d < 0)
+            return f"– (moved before the scheduled round in {n} of {len(rs)} runs)" if n else None
 
         def measured(rs):
             return (f"{fmt_s(median([t for t, _, _ in rs]))} (n={len(rs)}: "
@@ -762,31 +770,34 @@ def table(res, args, default, fast):
         xu, xs = runs("dcut_uplinkd_"), runs("dcut_shell_")
         row("upstream loss (eth0) → primary hook, expected at a random phase: "
             "interval/2 + median D",
-            f"{fmt_s(expected(xu))}" if xu else "–", f"{fmt_s(expected(xs))}" if xs else "–",
+            early(xu) or (f"{fmt_s(expected(xu))}" if xu else "–"),
+            early(xs) or (f"{fmt_s(expected(xs))}" if xs else "–"),
             ratio(expected(xu), expected(xs)))
         row("upstream loss (eth0) → primary hook, measured at a random phase: median (each run)",
             measured(xu), measured(xs),
             ratio(median([t for t, _, _ in xu]), median([t for t, _, _ in xs])) if xu and xs else "–")
         dmed = lambda rs: median([d for _, d, _ in rs]) if rs else None  # noqa: E731
         row("D: scheduled round after the loss → primary hook, median",
-            fmt_s(dmed(xu)), fmt_s(dmed(xs)), ratio(dmed(xu), dmed(xs)))
+            early(xu) or fmt_s(dmed(xu)), early(xs) or fmt_s(dmed(xs)),
+            "–" if early(xu) or early(xs) else ratio(dmed(xu), dmed(xs)))
 
     if "bytes_uplinkd" in res:
         per_day = 86400 / 300
         section("Bytes on the wire, one uplink (eth0), the lab probe")
         (uh, ui, up), (sh, si, sp) = res["bytes_uplinkd"], res["bytes_shell"]
-        row("HTTP bytes per probe round (uplinkd: `check --json` bytes; curl: -w sizes)",
-            f"{uh} B", f"{sh} B", ratio(uh, sh))
+        row("bytes per probe round as each tool counts them (uplinkd: `check --json` bytes, "
+            "IP level: TCP_INFO and headers; curl: -w HTTP sizes, no TCP/IP)",
+            f"{uh} B", f"{sh} B", "–")
         row("IP bytes per probe round, both directions (nft counter)",
             f"{ui} B ({up} packets)", f"{si} B ({sp} packets)", ratio(ui, si))
         row(f"per day on a metered uplink at a 5 min interval "
-            f"({per_day:.0f} rounds): HTTP / IP bytes",
+            f"({per_day:.0f} rounds): own count / IP bytes (nft)",
             f"{kib(uh * per_day)} / {kib(ui * per_day)}", f"{kib(sh * per_day)} / {kib(si * per_day)}",
-            f"{ratio(uh, sh)} / {ratio(ui, si)}")
+            f"– / {ratio(ui, si)}")
         eh, ei, en = res["bytes_emulated"]
         row(f"ESTIMATE, a full round of the built-in set of {BUILTIN_PROBE_COUNT} probes (steady rounds "
             f"send one; bench_failover.py measures the defaults): mean of {en} lab "
-            f"emulations × {BUILTIN_PROBE_COUNT}, per round; per day at 5 min (HTTP / IP)",
+            f"emulations × {BUILTIN_PROBE_COUNT}, per round; per day at 5 min (uplinkd's count / IP)",
             f"{eh * BUILTIN_PROBE_COUNT:.0f} B / {ei * BUILTIN_PROBE_COUNT:.0f} B; "
             f"{kib(eh * BUILTIN_PROBE_COUNT * per_day)} / {kib(ei * BUILTIN_PROBE_COUNT * per_day)}",
             "–")
