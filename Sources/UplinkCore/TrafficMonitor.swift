@@ -25,6 +25,11 @@ public struct TrafficMonitor: Sendable {
     /// Packets that must leave unanswered before a stall counts (one lone packet can
     /// be a last ACK).
     public static let unansweredPackets: UInt64 = 2
+    /// Packets that must come back in one sample for traffic to count as answered.
+    /// Neighbour upkeep after each probe (an ARP or NDP request and reply each way:
+    /// two packets in, two out) must not vouch for the uplink and postpone its next
+    /// light round; a real exchange (SYN-ACK, data, FIN) brings three or more.
+    public static let answeringPackets: UInt64 = 3
 
     private var last: (rx: UInt64, tx: UInt64)?
     private var lastReceiveMilliseconds = 0
@@ -80,10 +85,11 @@ public struct TrafficMonitor: Sendable {
         }
         last = (rx, tx)
         let received = rx > previous.rx
-        // Traffic that vouches for the uplink must look like answers: at least two
-        // packets back, and one for every four sent. The odd ARP reply, or a router's
-        // ICMP errors trickling back, must not postpone probes.
-        let answered = rx - previous.rx >= 2 && (rx - previous.rx) * 4 >= (tx - previous.tx)
+        // Traffic that vouches for the uplink must look like answers: at least three
+        // packets back, and one for every four sent. Neighbour upkeep, the odd ARP
+        // reply, or a router's ICMP errors trickling back must not postpone probes.
+        let answered = rx - previous.rx >= TrafficMonitor.answeringPackets
+            && (rx - previous.rx) * 4 >= (tx - previous.tx)
         let sent = tx > previous.tx
         if sent { lastTransmitMilliseconds = now }
         if received {

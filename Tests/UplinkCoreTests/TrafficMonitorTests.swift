@@ -41,8 +41,8 @@ struct TrafficMonitorTests {
         _ = monitor.sample(receivedPackets: 0, transmittedPackets: 0, at: 0, windowMilliseconds: 1_000)
         #expect(monitor.sample(receivedPackets: 0, transmittedPackets: 3, at: 1_000, windowMilliseconds: 1_000) == .stalled)
         #expect(monitor.sample(receivedPackets: 0, transmittedPackets: 4, at: 1_250, windowMilliseconds: 1_000) == .flowing(answered: false))
-        #expect(monitor.sample(receivedPackets: 2, transmittedPackets: 5, at: 1_500, windowMilliseconds: 1_000) == .flowing(answered: true))
-        #expect(monitor.sample(receivedPackets: 2, transmittedPackets: 8, at: 2_500, windowMilliseconds: 1_000) == .stalled)
+        #expect(monitor.sample(receivedPackets: 3, transmittedPackets: 5, at: 1_500, windowMilliseconds: 1_000) == .flowing(answered: true))
+        #expect(monitor.sample(receivedPackets: 3, transmittedPackets: 8, at: 2_500, windowMilliseconds: 1_000) == .stalled)
         #expect(monitor.nextSampleMilliseconds == TrafficMonitor.busySampleMilliseconds)
     }
 
@@ -53,6 +53,15 @@ struct TrafficMonitorTests {
         #expect(monitor.sample(receivedPackets: 1, transmittedPackets: 3, at: 250, windowMilliseconds: 1_000) == .flowing(answered: false))
         #expect(monitor.sample(receivedPackets: 2, transmittedPackets: 15, at: 500, windowMilliseconds: 1_000) == .flowing(answered: false))
         #expect(monitor.sample(receivedPackets: 12, transmittedPackets: 25, at: 750, windowMilliseconds: 1_000) == .flowing(answered: true))
+    }
+
+    @Test func neighbourUpkeepIsNoAnswer() {
+        var monitor = TrafficMonitor()
+        _ = monitor.sample(receivedPackets: 0, transmittedPackets: 0, at: 0, windowMilliseconds: 1_500)
+        // After a probe both ends refresh their neighbour entries: an ARP request and
+        // reply each way, two packets in and two out. It must not postpone a probe.
+        #expect(monitor.sample(receivedPackets: 2, transmittedPackets: 2, at: 1_000, windowMilliseconds: 1_500)
+            == .flowing(answered: false))
     }
 
     @Test func countersThatGoBackStartOver() {
