@@ -82,7 +82,6 @@ public struct AgentCore: Sendable {
         /// A verification probe failed; not a candidate until a full round validates.
         var verificationFailed = false
         var traffic = TrafficMonitor()
-        var lastSampleMilliseconds: Int?
         var lastAnsweredTrafficMilliseconds: Int?
         /// When a light round was last skipped for answered traffic.
         var lastSkipMilliseconds: Int?
@@ -91,6 +90,14 @@ public struct AgentCore: Sendable {
         var alarmsPausedUntilMilliseconds = 0
 
         var isOnline: Bool { machine.verdict == .online }
+
+        /// The link changed under the uplink: what was learned of it (DNS answers,
+        /// round-trip times) may no longer hold.
+        mutating func forgetWhatWasLearned() {
+            answers.clear()
+            exchangeTimes.reset()
+            lookupTimes.reset()
+        }
     }
 
     public private(set) var configuration: Configuration
@@ -125,8 +132,8 @@ public struct AgentCore: Sendable {
 
     private mutating func refreshSettings(of name: InterfaceName) {
         guard var uplink = uplinks[name] else { return }
-        uplink.metered = configuration.isMetered(name, kind: uplink.kind, leaseSaysMetered: uplink.leaseSaysMetered)
-        uplink.settings = configuration.probingSettings(for: name, kind: uplink.kind, metered: uplink.metered)
+        (uplink.metered, uplink.settings) = resolvedSettings(of: name, kind: uplink.kind,
+                                                             leaseSaysMetered: uplink.leaseSaysMetered)
         budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes = uplink.settings.dailyBudgetBytes
         // A shorter interval takes effect now, not after the old one ran out; and an
         // online uplink that was not probed (probe-when-online = no) may be again.
@@ -139,6 +146,13 @@ public struct AgentCore: Sendable {
             }
         }
         uplinks[name] = uplink
+    }
+
+    /// Whether an uplink is metered, and its probing settings, from the configuration.
+    private func resolvedSettings(of name: InterfaceName, kind: InterfaceKind,
+                                  leaseSaysMetered: Bool) -> (metered: Bool, settings: ProbingSettings) {
+        let metered = configuration.isMetered(name, kind: kind, leaseSaysMetered: leaseSaysMetered)
+        return (metered, configuration.probingSettings(for: name, kind: kind, metered: metered))
     }
 
     // MARK: inputs
@@ -166,8 +180,8 @@ public struct AgentCore: Sendable {
             let name = facts.name
             let link = LinkEvaluator.evaluate(facts)
             let isNew = uplinks[name] == nil
-            let metered = configuration.isMetered(name, kind: observed.kind, leaseSaysMetered: observed.leaseSaysMetered)
-            let settings = configuration.probingSettings(for: name, kind: observed.kind, metered: metered)
+            let (metered, settings) = resolvedSettings(of: name, kind: observed.kind,
+                                                       leaseSaysMetered: observed.leaseSaysMetered)
             var uplink = uplinks[name] ?? Uplink(
                 name: name, index: facts.index, kind: observed.kind, link: link, metered: metered,
                 leaseSaysMetered: observed.leaseSaysMetered, settings: settings, machine: VerdictMachine(now: now),
@@ -193,17 +207,12 @@ public struct AgentCore: Sendable {
                 uplink.verifyRequested = false
                 uplink.alarmPending = false
                 uplink.ceilingsNext = false
-                uplink.answers.clear()
-                uplink.exchangeTimes.reset()
-                uplink.lookupTimes.reset()
+                uplink.forgetWhatWasLearned()
             case .probe:
                 let touched = events.filter { $0.facts.name == name }
                 if isNew || previousLink != link || touched.contains(where: AgentCore.canChangeAnswer) {
-                    // The link changed under the uplink: what was learned of it may no
-                    // longer hold, and the next round decides afresh.
-                    uplink.answers.clear()
-                    uplink.exchangeTimes.reset()
-                    uplink.lookupTimes.reset()
+                    // The link changed under the uplink: the next round decides afresh.
+                    uplink.forgetWhatWasLearned()
                     uplink.round = nil
                     uplink.doubt = true
                     uplink.schedule.probeNow(at: now.monotonicMilliseconds, settings: settings)
@@ -322,10 +331,10 @@ public struct AgentCore: Sendable {
 
     /// The uplink whose packet counters the runtime should sample, and when: the
     /// primary, while online, with stall detection on.
-    public func trafficSampling() -> (interface: InterfaceName, index: Int, delayMilliseconds: Int)? {
+    public func trafficSampling() -> (interface: InterfaceName, delayMilliseconds: Int)? {
         guard let primary = selector.primary, let uplink = uplinks[primary], uplink.isOnline,
               uplink.settings.stallWindowMilliseconds != nil else { return nil }
-        return (primary, uplink.index, uplink.traffic.nextSampleMilliseconds)
+        return (primary, uplink.traffic.nextSampleMilliseconds)
     }
 
     /// The primary's packet counters, sampled. A stall (packets leaving with nothing
@@ -339,8 +348,8 @@ public struct AgentCore: Sendable {
         // Our own probes show in the counters too: what moved while a round ran since
         // the last sample is neither a stall (a failing round raises its own doubt) nor
         // traffic that vouches for the uplink.
-        let ours = uplink.round != nil || (uplink.lastRoundMilliseconds ?? Int.min) >= (uplink.lastSampleMilliseconds ?? Int.min)
-        uplink.lastSampleMilliseconds = at
+        let ours = uplink.round != nil
+            || (uplink.lastRoundMilliseconds ?? Int.min) >= (uplink.traffic.lastSampledMilliseconds ?? Int.min)
         if ours {
             uplink.traffic.excuse(receivedPackets: receivedPackets, transmittedPackets: transmittedPackets, at: at)
             uplinks[name] = uplink
@@ -573,7 +582,6 @@ public struct AgentCore: Sendable {
             // A new primary starts with a fresh view of its traffic.
             uplinks[primary]?.traffic = TrafficMonitor()
             uplinks[primary]?.lastAnsweredTrafficMilliseconds = nil
-            uplinks[primary]?.lastSampleMilliseconds = nil
         }
         // The event describes the new primary, or the old one when none is left (it may
         // have vanished altogether).

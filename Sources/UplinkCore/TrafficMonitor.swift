@@ -53,6 +53,9 @@ public struct TrafficMonitor: Sendable {
     private var lastSampleMilliseconds = 0
     private var windowMilliseconds = 0
 
+    /// When the counters were last taken (sampled or excused); nil before the first.
+    public var lastSampledMilliseconds: Int? { last == nil ? nil : lastSampleMilliseconds }
+
     /// The agent did not act on the last `.stalled` (alarms paused, or a round already
     /// pending): report it again while the stall lasts.
     public mutating func rearm() {
