@@ -20,6 +20,8 @@ public struct AgentCore: Sendable {
         /// Run this round; report back with the same generation.
         case startRound(RoundPlan, generation: Int)
         case runHook(HookEvent)
+        /// A decision worth a log line that no hook event carries (flap damping).
+        case note(String)
     }
 
     /// Time limits of rounds on an online uplink never go below these: a healthy
@@ -88,8 +90,31 @@ public struct AgentCore: Sendable {
         var skippedLightRounds = 0
         var alarmPauseMilliseconds = AgentCore.falseAlarmPauseMilliseconds.lowerBound
         var alarmsPausedUntilMilliseconds = 0
+        /// Round-trip time and loss per family, learned while the uplink is online.
+        var quality: [AddressFamily: QualityEstimator] = [:]
+        var degraded = false
+        /// When `degraded` last changed (or the uplink came online).
+        var qualitySinceMilliseconds = 0
+        /// A failed full round that showed life, waiting for the next look (merged).
+        var earlierLook: CheckReport?
+        var looks = 0
+        /// When a probe failed while the uplink waited out its hold-down: the
+        /// hold-down starts again from there (it must answer every probe of it).
+        var holdDownRestartMilliseconds: Int?
 
         var isOnline: Bool { machine.verdict == .online }
+
+        /// The figures of its best online family (IPv4 first), else of any family.
+        var figures: QualityFigures? {
+            let families = AddressFamily.allCases.filter { quality[$0] != nil }
+            let online = families.filter { machine.families[$0]?.verdict == .online }
+            return (online.first ?? families.first).flatMap { quality[$0]?.figures }
+        }
+
+        /// Losing enough packets that rounds are not hurried: they get the ceilings.
+        func isLossy(_ thresholds: QualityThresholds) -> Bool {
+            (figures?.lossPercent ?? 0) * 2 >= thresholds.lossPercent
+        }
 
         /// The link changed under the uplink: what was learned of it (DNS answers,
         /// round-trip times) may no longer hold.
@@ -106,10 +131,15 @@ public struct AgentCore: Sendable {
     /// Byte budgets by interface name; they outlive an uplink that vanishes and comes
     /// back (a modem re-enumerating must not reset its metered day).
     private var budgets: [InterfaceName: ByteBudget] = [:]
+    /// Flap damping by interface name, for the same reason: a modem that flaps by
+    /// re-enumerating must not start clean every time.
+    private var dampings: [InterfaceName: FlapDamping] = [:]
     /// Round generations grow across all uplinks for the life of the core, so a round
     /// of a vanished uplink can never match one of its successor.
     private var lastGeneration = 0
     private var selector = PrimarySelector()
+    /// The latest time the core was told (wake-ups are only ever in the future).
+    private var latestMilliseconds = 0
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -160,6 +190,7 @@ public struct AgentCore: Sendable {
     /// The uplinks as they are now and the link events since the last call.
     public mutating func linksChanged(uplinks current: [ObservedUplink], events: [LinkEvent], now: Instant) -> [Action] {
         var hooks: [HookEvent] = []
+        var notes: [String] = []
         let currentNames = Set(current.map(\.facts.name))
 
         let vanished = Set(events.compactMap { event -> InterfaceName? in
@@ -172,6 +203,7 @@ public struct AgentCore: Sendable {
             let reason: Reason = vanished.contains(name) ? .noSuchInterface : .notAnUplink
             if uplink.machine.linkChanged(.down(reason: reason), now: now) {
                 hooks.append(verdictEvent(uplink, previous: previous, now: now))
+                notes += verdictChanged(&uplink, from: previous, now: now)
             }
         }
 
@@ -197,6 +229,7 @@ public struct AgentCore: Sendable {
             let previous = uplink.machine.verdict
             if uplink.machine.linkChanged(link, now: now) {
                 hooks.append(verdictEvent(uplink, previous: previous, now: now))
+                notes += verdictChanged(&uplink, from: previous, now: now)
             }
             switch link {
             case .down:
@@ -207,6 +240,10 @@ public struct AgentCore: Sendable {
                 uplink.verifyRequested = false
                 uplink.alarmPending = false
                 uplink.ceilingsNext = false
+                uplink.earlierLook = nil
+                uplink.looks = 0
+                uplink.quality = [:]
+                uplink.degraded = false
                 uplink.forgetWhatWasLearned()
             case .probe:
                 let touched = events.filter { $0.facts.name == name }
@@ -226,7 +263,7 @@ public struct AgentCore: Sendable {
             }
             uplinks[name] = uplink
         }
-        return hooks.map(Action.runHook) + reselectPrimary(now: now) + dueRounds(now: now)
+        return hooks.map(Action.runHook) + notes.map(Action.note) + reselectPrimary(now: now) + dueRounds(now: now)
     }
 
     /// A probe round finished. Results of a stale generation only count their bytes.
@@ -255,6 +292,7 @@ public struct AgentCore: Sendable {
                 uplink.schedule.roundFinished(at: at, suspect: false, online: true, settings: uplink.settings)
             } else {
                 uplink.answers.clear()
+                if selector.heldDown.contains(uplink.name) { uplink.holdDownRestartMilliseconds = at }
                 startDoubt(&uplink, now: at)
             }
         case .verify:
@@ -269,17 +307,25 @@ public struct AgentCore: Sendable {
                 uplink.answers.clear()
                 startDoubt(&uplink, now: at)
             }
-        case .full where !validated && round.shortened && uplink.isOnline
-            && report.probes.contains(where: { $0.judgement == .broken(reason: .timeout) && $0.connected }):
-            // Connected, then too slow for the shortened limit: a loaded or slow link,
-            // not a dead one. Look again at the configured ceilings before deciding.
+        case .full where !validated && uplink.isOnline && uplink.looks < SecondLook.maximumLooks
+            && SecondLook.showsLife(looked(report, uplink)):
+            // Packets get through, not enough of them in time (a lossy, loaded or slow
+            // link, not a dead one): look again at the configured ceilings, counting
+            // what validated so far, before deciding.
+            uplink.earlierLook = looked(report, uplink)
+            uplink.looks += 1
             uplink.ceilingsNext = true
             uplink.schedule.probeNow(at: at, settings: uplink.settings)
         case .full:
+            let report = looked(report, uplink)
+            let validated = report.assessment.verdict == .online
+            uplink.earlierLook = nil
+            uplink.looks = 0
             uplink.doubt = false
             let previous = uplink.machine.verdict
             if uplink.machine.roundFinished(report.assessment, families: report.families, settings: uplink.settings, now: now) {
                 actions.append(.runHook(verdictEvent(uplink, previous: previous, now: now)))
+                actions += verdictChanged(&uplink, from: previous, now: now).map(Action.note)
             }
             if validated {
                 uplink.lastValidatedMilliseconds = at
@@ -304,6 +350,7 @@ public struct AgentCore: Sendable {
                                               settings: uplink.settings)
             }
         }
+        if uplink.isOnline { recordQuality(report, into: &uplink, now: at) }
         if uplink.probeAgain {
             uplink.probeAgain = false
             uplink.doubt = true
@@ -385,6 +432,19 @@ public struct AgentCore: Sendable {
     /// When the runtime must call `tick` next (monotonic milliseconds), if ever.
     public func nextWakeMilliseconds() -> Int? {
         var wake = selector.holdDownEndsMilliseconds
+        for damping in dampings.values {
+            guard let release = damping.releaseMilliseconds(settings: policy.damping) else { continue }
+            wake = min(wake ?? release, release)
+        }
+        // A degraded primary's degradation, or a backup's health while the primary is
+        // degraded, becomes lasting: the choice may change then.
+        let primaryDegraded = selector.primary.flatMap { uplinks[$0]?.degraded } ?? false
+        for uplink in uplinks.values where uplink.isOnline && primaryDegraded
+            && (uplink.name == selector.primary || !uplink.degraded) {
+            let settled = uplink.qualitySinceMilliseconds + policy.degradedForMilliseconds
+            guard settled > latestMilliseconds else { continue }
+            wake = min(wake ?? settled, settled)
+        }
         for uplink in uplinks.values where uplink.round == nil {
             guard let due = uplink.schedule.nextDueMilliseconds else { continue }
             wake = min(wake ?? due, due)
@@ -407,7 +467,11 @@ public struct AgentCore: Sendable {
                 budgetExhausted: budget.isExhausted(at: now.monotonicMilliseconds),
                 portalURL: assessment.verdict == .captive ? assessment.portalURL : nil,
                 ipv4Reason: uplink.machine.families[.ipv4]?.reason, ipv6Reason: uplink.machine.families[.ipv6]?.reason,
-                dnsSource: uplink.dnsSource, metered: uplink.metered)
+                dnsSource: uplink.dnsSource, metered: uplink.metered,
+                quality: UplinkQualityStatus(
+                    figures: uplink.figures ?? QualityFigures(), degraded: uplink.degraded,
+                    flapPenalty: Int((dampings[name]?.penalty(at: now.monotonicMilliseconds, settings: policy.damping) ?? 0).rounded()),
+                    suppressed: dampings[name]?.suppressed ?? false))
         }, writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped)
     }
 
@@ -464,8 +528,46 @@ public struct AgentCore: Sendable {
         return now - validated <= policy.verifyAgeMilliseconds
     }
 
+    /// Quality describes a link that carries traffic: only rounds after which the
+    /// uplink is online count (the round that took it out measured an outage).
+    private func recordQuality(_ report: CheckReport, into uplink: inout Uplink, now: Int) {
+        for probe in report.probes { uplink.quality[probe.family, default: QualityEstimator()].add(probe) }
+        guard let figures = uplink.figures else { return }
+        let degraded = policy.quality.isDegraded(figures, wasDegraded: uplink.degraded)
+        if degraded != uplink.degraded {
+            uplink.degraded = degraded
+            uplink.qualitySinceMilliseconds = now
+        }
+    }
+
+    /// A full round together with what the earlier looks of the same doubt validated.
+    private func looked(_ report: CheckReport, _ uplink: Uplink) -> CheckReport {
+        guard let earlier = uplink.earlierLook else { return report }
+        return SecondLook.merged(earlier, report, thresholdPercent: uplink.settings.successThresholdPercent)
+    }
+
+    /// Bookkeeping of a verdict change: coming online starts the time health must last
+    /// for; leaving `online` is a flap (damping). Returns log lines.
+    private mutating func verdictChanged(_ uplink: inout Uplink, from previous: Verdict, now: Instant) -> [String] {
+        let at = now.monotonicMilliseconds
+        if uplink.isOnline {
+            uplink.qualitySinceMilliseconds = at
+            return []
+        }
+        guard previous == .online else { return [] }
+        let settings = policy.damping
+        var damping = dampings[uplink.name] ?? FlapDamping()
+        let suppressedNow = damping.flapped(at: at, settings: settings)
+        dampings[uplink.name] = damping
+        guard suppressedNow else { return [] }
+        let penalty = Int(damping.penalty(at: at, settings: settings).rounded())
+        let release = damping.releaseMilliseconds(settings: settings).map { ($0 - at + 999) / 1_000 } ?? 0
+        return ["\(uplink.name): flapping (penalty \(penalty), suppress limit \(settings.suppressLimit)): suppressed by flap damping, not primary again for about \(release) s unless nothing else is online"]
+    }
+
     /// Round-trip times, DNS answers worth keeping, from a finished round.
     private func learn(from report: CheckReport, into uplink: inout Uplink, now: Int) {
+
         for probe in report.probes where probe.judgement == .valid {
             uplink.exchangeTimes.add(sampleMilliseconds: probe.exchangeMilliseconds)
             if let lookup = probe.dnsMilliseconds { uplink.lookupTimes.add(sampleMilliseconds: lookup) }
@@ -505,7 +607,7 @@ public struct AgentCore: Sendable {
         // Rounds on an online uplink use what was learned of it; any other round
         // (start-up, a link that just changed, recovery, a second look at a slow one)
         // the configured ceilings.
-        let learned = uplink.isOnline && !uplink.ceilingsNext
+        let learned = uplink.isOnline && !uplink.ceilingsNext && !uplink.isLossy(policy.quality)
         let dnsCeiling = configuration.dns.timeoutMilliseconds
         return RoundPlan(
             interface: uplink.name, index: uplink.index, kind: uplink.kind, link: .probe(families), purpose: purpose,
@@ -570,35 +672,82 @@ public struct AgentCore: Sendable {
 
     private mutating func reselectPrimary(now: Instant) -> [Action] {
         let at = now.monotonicMilliseconds
+        latestMilliseconds = max(latestMilliseconds, at)
         let previous = selector.primary
-        let candidates = uplinks.values.map { uplink in
-            PrimarySelector.Candidate(name: uplink.name, kind: uplink.kind, verdict: uplink.machine.verdict,
-                                      onlineSinceMilliseconds: uplink.machine.since.monotonicMilliseconds,
-                                      recovered: uplink.machine.previousVerdict != .unknown,
-                                      fresh: isFresh(uplink, now: at), excluded: uplink.verificationFailed)
+        var notes: [String] = []
+        for name in dampings.keys.sorted() where dampings[name]!.update(at: at, settings: policy.damping) {
+            notes.append("\(name): flap damping penalty down to \(policy.damping.reuseLimit): no longer suppressed")
         }
-        guard selector.select(from: candidates, policy: policy, now: at) else { return [] }
+        let candidates = uplinks.values.map { candidate(for: $0, now: at) }
+        let changed = selector.select(from: candidates, policy: policy, now: at)
+        // An uplink waiting out its hold-down proves itself with a light round every
+        // couple of seconds, so a link that keeps dropping out is caught before it
+        // takes over again rather than after.
+        for name in selector.heldDown {
+            guard var uplink = uplinks[name], uplink.round == nil, let due = uplink.schedule.nextDueMilliseconds else { continue }
+            let proving = (uplink.lastRoundMilliseconds ?? at) + provingIntervalMilliseconds(uplink.settings)
+            if proving < due {
+                uplink.schedule.postpone(until: max(at, proving))
+                uplinks[name] = uplink
+            }
+        }
+        guard changed else { return notes.map(Action.note) }
         if let primary = selector.primary {
             // A new primary starts with a fresh view of its traffic.
             uplinks[primary]?.traffic = TrafficMonitor()
             uplinks[primary]?.lastAnsweredTrafficMilliseconds = nil
         }
+        for name in selector.passedOverSuppressed {
+            notes.append("\(name): passed over for primary: suppressed by flap damping")
+        }
         // The event describes the new primary, or the old one when none is left (it may
         // have vanished altogether).
-        guard let subjectName = selector.primary ?? previous else { return [] }
+        guard let subjectName = selector.primary ?? previous else { return notes.map(Action.note) }
         let subject = uplinks[subjectName]
         let assessment = subject?.machine.assessment ?? Assessment(.down, reason: .noSuchInterface)
-        return [.runHook(HookEvent(kind: .primary, interface: subjectName, interfaceKind: subject?.kind ?? .other,
-                                   verdict: assessment.verdict, previousVerdict: assessment.verdict,
-                                   reason: assessment.reason, portalURL: assessment.portalURL,
-                                   primary: selector.primary, previousPrimary: previous, wallSeconds: now.wallSeconds))]
+        var event = HookEvent(kind: .primary, interface: subjectName, interfaceKind: subject?.kind ?? .other,
+                              verdict: assessment.verdict, previousVerdict: assessment.verdict,
+                              reason: assessment.reason, portalURL: assessment.portalURL,
+                              primary: selector.primary, previousPrimary: previous, wallSeconds: now.wallSeconds)
+        event.primaryReason = selector.changeReason
+        event.quality = subject?.figures
+        return [.runHook(event)] + notes.map(Action.note)
+    }
+
+    /// How the selector sees an uplink now.
+    private func candidate(for uplink: Uplink, now at: Int) -> PrimarySelector.Candidate {
+        let damping = dampings[uplink.name] ?? FlapDamping()
+        let thresholds = policy.quality
+        let settled = at - uplink.qualitySinceMilliseconds >= policy.degradedForMilliseconds
+        let figures = uplink.figures
+        let clear = (figures?.lossPercent ?? 0) * 2 < thresholds.lossPercent
+            && (figures?.roundTripMilliseconds ?? 0) * 2 < thresholds.roundTripMilliseconds
+        var candidate = PrimarySelector.Candidate(
+            name: uplink.name, kind: uplink.kind, verdict: uplink.machine.verdict,
+            onlineSinceMilliseconds: max(uplink.machine.since.monotonicMilliseconds, damping.releasedMilliseconds ?? Int.min,
+                                         uplink.degraded ? Int.min : uplink.qualitySinceMilliseconds,
+                                         uplink.holdDownRestartMilliseconds ?? Int.min),
+            recovered: uplink.machine.previousVerdict != .unknown || damping.releasedMilliseconds != nil,
+            fresh: isFresh(uplink, now: at), excluded: uplink.verificationFailed)
+        candidate.suppressed = damping.suppressed
+        candidate.degraded = uplink.degraded && settled
+        candidate.healthy = !uplink.degraded && settled && clear
+        candidate.metered = uplink.metered
+        return candidate
+    }
+
+    /// Between the light rounds of an uplink waiting out its hold-down.
+    private func provingIntervalMilliseconds(_ settings: ProbingSettings) -> Int {
+        min(settings.intervalMilliseconds, max(settings.suspectIntervalMilliseconds, policy.holdDownMilliseconds / 15))
     }
 
     private func verdictEvent(_ uplink: Uplink, previous: Verdict, now: Instant) -> HookEvent {
         let assessment = uplink.machine.assessment
-        return HookEvent(kind: .verdict, interface: uplink.name, interfaceKind: uplink.kind,
-                         verdict: assessment.verdict, previousVerdict: previous, reason: assessment.reason,
-                         portalURL: assessment.verdict == .captive ? assessment.portalURL : nil,
-                         primary: selector.primary, previousPrimary: selector.primary, wallSeconds: now.wallSeconds)
+        var event = HookEvent(kind: .verdict, interface: uplink.name, interfaceKind: uplink.kind,
+                              verdict: assessment.verdict, previousVerdict: previous, reason: assessment.reason,
+                              portalURL: assessment.verdict == .captive ? assessment.portalURL : nil,
+                              primary: selector.primary, previousPrimary: selector.primary, wallSeconds: now.wallSeconds)
+        event.quality = uplink.figures
+        return event
     }
 }

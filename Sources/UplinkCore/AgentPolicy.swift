@@ -20,6 +20,14 @@ public struct AgentPolicy: Sendable, Equatable {
     /// Time limit of one hook (TERM at the limit, KILL 5 s later).
     public var hookTimeoutMilliseconds = 30_000
 
+    /// Which healthy uplinks a degraded primary hands over to.
+    public var avoidDegraded = AvoidDegraded.unmetered
+    /// Marks of a degraded uplink (`degraded-loss`, `degraded-rtt`).
+    public var quality = QualityThresholds()
+    /// Degradation (and health after it) must last this long before the primary moves.
+    public var degradedForMilliseconds = 60_000
+    public var damping = DampingSettings()
+
     public init() {}
 
     /// Rank of an uplink in the priority list (lower is preferred); names beat kinds.
@@ -39,6 +47,23 @@ public enum PriorityEntry: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .interface(let name): return name.value
         case .kind(let kind): return kind.rawValue
+        }
+    }
+}
+
+/// `avoid-degraded`: whether a degraded primary hands over to a healthy uplink, and to
+/// which. The default moves only to unmetered uplinks: a lossy primary is still better
+/// than paying per byte for a healthy cellular backup.
+public enum AvoidDegraded: String, Sendable, CaseIterable {
+    case no
+    case unmetered
+    case any
+
+    func allows(metered: Bool) -> Bool {
+        switch self {
+        case .no: return false
+        case .unmetered: return !metered
+        case .any: return true
         }
     }
 }

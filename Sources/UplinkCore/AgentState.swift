@@ -19,12 +19,15 @@ public struct UplinkStatus: Sendable, Equatable {
     public var dnsSource: DNSSource?
     /// Whether its probe bytes cost money (`metered`).
     public var metered: Bool
+    public var quality: UplinkQualityStatus
 
     public init(interface: InterfaceName, kind: InterfaceKind, verdict: Verdict, reason: Reason, sinceWallSeconds: Int,
                 ipv4: Verdict? = nil, ipv6: Verdict? = nil, bytesToday: Int = 0, budgetBytes: Int? = nil,
                 budgetExhausted: Bool = false, portalURL: String? = nil, ipv4Reason: Reason? = nil,
-                ipv6Reason: Reason? = nil, dnsSource: DNSSource? = nil, metered: Bool = false) {
+                ipv6Reason: Reason? = nil, dnsSource: DNSSource? = nil, metered: Bool = false,
+                quality: UplinkQualityStatus = UplinkQualityStatus()) {
         self.metered = metered
+        self.quality = quality
         self.ipv4Reason = ipv4Reason
         self.ipv6Reason = ipv6Reason
         self.dnsSource = dnsSource
@@ -39,6 +42,24 @@ public struct UplinkStatus: Sendable, Equatable {
         self.budgetBytes = budgetBytes
         self.budgetExhausted = budgetExhausted
         self.portalURL = portalURL
+    }
+}
+
+/// How well an uplink carries traffic and how calm it has been, as published: the
+/// figures of its best online family, whether they mark it degraded, and its flap
+/// damping.
+public struct UplinkQualityStatus: Sendable, Equatable {
+    public var figures: QualityFigures
+    public var degraded: Bool
+    public var flapPenalty: Int
+    public var suppressed: Bool
+
+    public init(figures: QualityFigures = QualityFigures(), degraded: Bool = false, flapPenalty: Int = 0,
+                suppressed: Bool = false) {
+        self.figures = figures
+        self.degraded = degraded
+        self.flapPenalty = flapPenalty
+        self.suppressed = suppressed
     }
 }
 
@@ -91,6 +112,12 @@ public struct AgentState: Sendable, Equatable {
                     ("budget_bytes", uplink.budgetBytes.map(JSONValue.int) ?? .null),
                     ("budget_exhausted", .bool(uplink.budgetExhausted)),
                     ("metered", .bool(uplink.metered)),
+                    ("rtt_ms", uplink.quality.figures.roundTripMilliseconds.map(JSONValue.int) ?? .null),
+                    ("rtt_variation_ms", uplink.quality.figures.roundTripVariationMilliseconds.map(JSONValue.int) ?? .null),
+                    ("loss_pct", uplink.quality.figures.lossPercent.map(JSONValue.int) ?? .null),
+                    ("degraded", .bool(uplink.quality.degraded)),
+                    ("flap_penalty", .int(uplink.quality.flapPenalty)),
+                    ("suppressed", .bool(uplink.quality.suppressed)),
                 ])
             })),
         ])

@@ -57,6 +57,7 @@ public enum CheckPlanner {
                                          host: result.request.hostNeedingResolution,
                                          dnsMilliseconds: result.dnsMilliseconds, dnsTTLSeconds: result.dnsTTLSeconds)
                 report.connected = result.connected
+                report.connectMilliseconds = result.connectMilliseconds
                 probeReports.append(report)
             }
         }

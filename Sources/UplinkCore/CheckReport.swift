@@ -17,6 +17,8 @@ public struct ProbeReport: Sendable, Equatable {
     public var dnsTTLSeconds: Int?
     /// The TCP handshake completed.
     public var connected = false
+    /// How long the handshake took from the start of the exchange, when it completed.
+    public var connectMilliseconds: Int?
 
     /// The HTTP exchange alone (elapsed time without the lookup).
     public var exchangeMilliseconds: Int { elapsedMilliseconds - (dnsMilliseconds ?? 0) }
@@ -51,6 +53,11 @@ public struct CheckReport: Sendable, Equatable {
     public var dns: DNSServers?
     /// What kind of round this was (`check` always runs full rounds).
     public var purpose: RoundPurpose = .full
+    /// Every probe of every look (see `SecondLook`), as sent: what quality is
+    /// measured from. `probes` holds the last look, with earlier successes counted.
+    public var lookedProbes: [ProbeReport]
+    /// Rounds this report stands for.
+    public var looks = 1
 
     public init(interface: InterfaceName, kind: InterfaceKind, assessment: Assessment,
                 families: [AddressFamily: Assessment] = [:], probes: [ProbeReport] = [], elapsedMilliseconds: Int,
@@ -61,6 +68,7 @@ public struct CheckReport: Sendable, Equatable {
         self.assessment = assessment
         self.families = families
         self.probes = probes
+        self.lookedProbes = probes
         self.elapsedMilliseconds = elapsedMilliseconds
     }
 
@@ -72,6 +80,7 @@ public struct CheckReport: Sendable, Equatable {
                 ("verdict", .string(assessment.verdict.rawValue)),
                 ("reason", .string(assessment.reason.rawValue)),
                 ("portal_url", .optional(assessment.portalURL)),
+                ("quality", QualityFigures.of(lookedProbes.filter { $0.family == family }).json),
             ])))
         }
         let probeValues: [JSONValue] = probes.map { probe in
@@ -84,6 +93,7 @@ public struct CheckReport: Sendable, Equatable {
                 ("elapsed_ms", .int(probe.elapsedMilliseconds)),
                 ("bytes", .int(probe.bytes)),
                 ("addresses", .array(probe.addresses.map { .string($0.description) })),
+                ("connect_ms", probe.connectMilliseconds.map(JSONValue.int) ?? .null),
             ])
         }
         return .object([
@@ -94,6 +104,8 @@ public struct CheckReport: Sendable, Equatable {
             ("portal_url", .optional(assessment.portalURL)),
             ("elapsed_ms", .int(elapsedMilliseconds)),
             ("families", .object(familyMembers)),
+            ("quality", QualityFigures.of(lookedProbes).json),
+            ("looks", .int(looks)),
             ("dns", dns?.json ?? .null),
             ("probes", .array(probeValues)),
         ])
@@ -108,9 +120,13 @@ public struct CheckReport: Sendable, Equatable {
             return "\(family.rawValue) \(assessment.verdict.rawValue)"
         }
         if !familyNotes.isEmpty { line += " [" + familyNotes.joined(separator: ", ") + "]" }
+        let quality = QualityFigures.of(lookedProbes)
+        if let rtt = quality.roundTripMilliseconds { line += " rtt \(rtt) ms" }
+        if let loss = quality.lossPercent, loss > 0 { line += " loss \(loss) % (\(quality.attempts) SYNs)" }
         if let dns, !dns.isPerUplink, probes.contains(where: { !$0.addresses.isEmpty || $0.judgement.reason == .dnsFailed }) {
             line += " (DNS from \(dns.source?.rawValue ?? "nowhere"): not per-uplink)"
         }
+        if looks > 1 { line += " after \(looks) looks" }
         return line + " in \(elapsedMilliseconds) ms"
     }
 }

@@ -60,6 +60,28 @@ public enum ConfigurationKeys {
         ("hooks-dir", { (value: String, c: inout Configuration) throws(ValueError) in c.agent.hooksDirectory = try ValueParser.absolutePath(value) }),
         ("hook-timeout", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.hookTimeoutMilliseconds = try ValueParser.duration(value, range: 1_000...600_000) }),
+        ("avoid-degraded", { (value: String, c: inout Configuration) throws(ValueError) in
+            guard let setting = AvoidDegraded(rawValue: value) else {
+                throw ValueError("expected no, unmetered or any; got '\(value.printableEscaped)'")
+            }
+            c.agent.avoidDegraded = setting
+        }),
+        ("degraded-loss", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.quality.lossPercent = try ValueParser.percent(value) }),
+        ("degraded-rtt", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.quality.roundTripMilliseconds = try ValueParser.duration(value, range: 10...60_000) }),
+        ("degraded-for", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.degradedForMilliseconds = try ValueParser.duration(value, range: 0...86_400_000) }),
+        ("flap-penalty", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.damping.penaltyPerFlap = try ValueParser.count(value, range: 0...100_000) }),
+        ("flap-half-life", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.damping.halfLifeMilliseconds = try ValueParser.duration(value, range: 1_000...86_400_000) }),
+        ("flap-suppress", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.damping.suppressLimit = try ValueParser.count(value, range: 1...1_000_000) }),
+        ("flap-reuse", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.damping.reuseLimit = try ValueParser.count(value, range: 1...1_000_000) }),
+        ("flap-max-suppress", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.damping.maximumSuppressMilliseconds = try ValueParser.duration(value, range: 1_000...604_800_000) }),
     ]) + probing.lifted(\Configuration.probing, section: "agent", only: [
         "interval", "suspect-interval", "failures-to-leave-online", "successes-to-return", "probe-when-online",
         "probes", "daily-budget", "metered", "stall-window",

@@ -127,6 +127,11 @@ public struct ConfigurationParser {
                 throw error(selection.line, "probes", "no probe named '\(unknown.printableEscaped)'; the probe set has: \(known.joined(separator: " "))")
             }
         }
+        let damping = configuration.agent.damping
+        if damping.reuseLimit >= damping.suppressLimit {
+            throw ConfigurationError(file: fileName, line: nil, key: "flap-reuse",
+                                     message: "flap-reuse (\(damping.reuseLimit)) must be below flap-suppress (\(damping.suppressLimit)), or a suppressed uplink would never be released")
+        }
         if configuration.httpsOnly, let plain = configuration.probes.first(where: { $0.url.scheme == .http }) {
             throw ConfigurationError(file: fileName, line: nil, key: "https-only",
                                      message: "https-only is on but probe '\(plain.name)' uses plain HTTP (\(plain.url)); set default-probes = no and give https probes")

@@ -16,6 +16,10 @@ public struct HookEvent: Sendable, Equatable {
     public var primary: InterfaceName?
     public var previousPrimary: InterfaceName?
     public var wallSeconds: Int
+    /// Why the primary changed (primary events).
+    public var primaryReason: PrimaryChangeReason?
+    /// The uplink's measured quality, when there is any.
+    public var quality: QualityFigures?
 
     public init(kind: Kind, interface: InterfaceName, interfaceKind: InterfaceKind, verdict: Verdict, previousVerdict: Verdict,
                 reason: Reason, portalURL: String?, primary: InterfaceName?, previousPrimary: InterfaceName?, wallSeconds: Int) {
@@ -45,6 +49,9 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_PRIMARY=\(primary?.value ?? "")",
             "UPLINK_PREVIOUS_PRIMARY=\(previousPrimary?.value ?? "")",
             "UPLINK_TIME=\(wallSeconds)",
+            "UPLINK_PRIMARY_REASON=\(primaryReason?.rawValue ?? "")",
+            "UPLINK_RTT_MS=\(quality?.roundTripMilliseconds.map(String.init) ?? "")",
+            "UPLINK_LOSS_PCT=\(quality?.lossPercent.map(String.init) ?? "")",
         ]
     }
 }

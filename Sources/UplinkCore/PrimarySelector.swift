@@ -1,8 +1,28 @@
+/// Why the primary changed, as hooks (`UPLINK_PRIMARY_REASON`) and the log say it.
+public enum PrimaryChangeReason: String, Sendable, Equatable {
+    /// The first primary after start-up.
+    case start
+    /// The primary left `online` or vanished (a new one took over, or none is left).
+    case lost
+    /// A preferred uplink came back and held out its hold-down.
+    case recovered
+    /// The primary was degraded for a while and a healthy uplink took over.
+    case degraded
+}
+
 /// Picks the primary uplink: the best `online` uplink by priority, with a hold-down so
 /// an uplink that just recovered must stay online for a while before it takes the
 /// primary role back from another online uplink. At start-up nothing has recovered:
 /// whichever uplink answers first must not keep a better one waiting. No online
 /// uplink, no primary.
+///
+/// Fail fast, recover slow: losing the primary hands over at once; taking it back
+/// waits for the hold-down, which runs from the latest of "online again", "no longer
+/// suppressed by flap damping" and "healthy again". A suppressed uplink becomes
+/// primary only when no other uplink is online. A degraded primary hands over to a
+/// clearly healthy uplink of acceptable cost once the degradation has lasted, and an
+/// uplink is never taken back while it is degraded and the current one is healthy,
+/// so the choice does not swing back and forth.
 ///
 /// Verify before promoting: an uplink whose last validated round is older than the
 /// verify age does not take over at once; the selector names it in `toVerify` and
@@ -14,7 +34,8 @@ public struct PrimarySelector: Sendable, Equatable {
         public var name: InterfaceName
         public var kind: InterfaceKind
         public var verdict: Verdict
-        /// Monotonic time it became online (meaningful when `verdict == .online`).
+        /// Monotonic time from which its hold-down counts: it came online, left flap
+        /// suppression or became healthy again, whichever was last.
         public var onlineSinceMilliseconds: Int
         /// It came online after a known failure (not straight from start-up's
         /// `unknown`): only such an uplink is held down.
@@ -23,6 +44,13 @@ public struct PrimarySelector: Sendable, Equatable {
         public var fresh: Bool
         /// Its verification probe failed and no full round has confirmed it since.
         public var excluded: Bool
+        /// Flap damping keeps it from becoming primary while another uplink is online.
+        public var suppressed = false
+        /// Degraded for at least the configured time.
+        public var degraded = false
+        /// Well below the degradation marks for at least the configured time.
+        public var healthy = true
+        public var metered = false
 
         public init(name: InterfaceName, kind: InterfaceKind, verdict: Verdict, onlineSinceMilliseconds: Int,
                     recovered: Bool = true, fresh: Bool = true, excluded: Bool = false) {
@@ -41,6 +69,12 @@ public struct PrimarySelector: Sendable, Equatable {
     public private(set) var holdDownEndsMilliseconds: Int?
     /// The uplink to verify before it may become primary, if any.
     public private(set) var toVerify: InterfaceName?
+    /// Why the last change happened.
+    public private(set) var changeReason: PrimaryChangeReason = .start
+    /// Preferred uplinks passed over because flap damping suppresses them.
+    public private(set) var passedOverSuppressed: [InterfaceName] = []
+    /// Preferred uplinks whose hold-down is running.
+    public private(set) var heldDown: [InterfaceName] = []
 
     public init() {}
 
@@ -48,40 +82,73 @@ public struct PrimarySelector: Sendable, Equatable {
     public mutating func select(from candidates: [Candidate], policy: AgentPolicy, now: Int) -> Bool {
         holdDownEndsMilliseconds = nil
         toVerify = nil
+        passedOverSuppressed = []
+        heldDown = []
         let rank = { (candidate: Candidate) in policy.rank(of: candidate.name, kind: candidate.kind) }
         let online = candidates.filter { $0.verdict == .online && !$0.excluded }
             .sorted { (rank($0), $0.name) < (rank($1), $1.name) }
         let previous = primary
         guard let current = online.first(where: { $0.name == primary }) else {
             // The primary is gone or failed: the best online uplink takes over at once
-            // if it is fresh; a stale one is verified first, and the old choice stands
-            // until then (one primary change, not two).
-            guard let best = online.first else {
+            // if it is fresh (a suppressed one only when nothing else is online); a
+            // stale one is verified first, and the old choice stands until then (one
+            // primary change, not two).
+            let usable = online.filter { !$0.suppressed }
+            guard let best = usable.first ?? online.first else {
                 primary = nil
+                if previous != nil { changeReason = .lost }
                 return previous != nil
             }
             guard best.fresh else {
                 toVerify = best.name
                 return false
             }
+            if !best.suppressed { passedOverSuppressed = online.prefix { $0.suppressed }.map(\.name) }
             primary = best.name
+            if previous != nil {
+                changeReason = .lost
+            } else {
+                // No primary before: the first one, or one back after every uplink failed.
+                changeReason = best.recovered ? .recovered : .start
+            }
             return previous != primary
         }
+        let avoiding = { (candidate: Candidate) in policy.avoidDegraded.allows(metered: candidate.metered) }
+        let currentIsFine = current.healthy && avoiding(current)
         // Walk the uplinks preferred over the current primary, best first; the first
         // whose hold-down has passed takes over (after verification, if stale).
         for candidate in online where candidate.name != current.name {
             guard rank(candidate) < rank(current) else { break }
+            if candidate.suppressed {
+                passedOverSuppressed.append(candidate.name)
+                continue
+            }
+            // Never back to a degraded uplink from a healthy one it would be left for.
+            if candidate.degraded && currentIsFine && policy.avoidDegraded != .no { continue }
             let heldUntil = candidate.onlineSinceMilliseconds + (candidate.recovered ? policy.holdDownMilliseconds : 0)
             if heldUntil <= now {
-                guard candidate.fresh else {
-                    toVerify = candidate.name
-                    return false
-                }
-                primary = candidate.name
-                return true
+                return take(candidate, reason: .recovered)
             }
             holdDownEndsMilliseconds = min(holdDownEndsMilliseconds ?? heldUntil, heldUntil)
+            heldDown.append(candidate.name)
+        }
+        // A primary degraded for a while hands over to a clearly healthy uplink of
+        // acceptable cost, whatever their order.
+        if current.degraded, policy.avoidDegraded != .no,
+           let healthy = online.first(where: { $0.name != current.name && $0.healthy && !$0.degraded
+               && !$0.suppressed && avoiding($0) }) {
+            return take(healthy, reason: .degraded)
         }
         return false
+    }
+
+    private mutating func take(_ candidate: Candidate, reason: PrimaryChangeReason) -> Bool {
+        guard candidate.fresh else {
+            toVerify = candidate.name
+            return false
+        }
+        primary = candidate.name
+        changeReason = reason
+        return true
     }
 }

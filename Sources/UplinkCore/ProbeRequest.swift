@@ -34,6 +34,8 @@ public struct ProbeResult: Sendable, Equatable {
     public var dnsTTLSeconds: Int?
     /// The TCP handshake completed (a timeout after it means slow, not unreachable).
     public var connected = false
+    /// How long the handshake took from the start of the exchange, when it completed.
+    public var connectMilliseconds: Int?
 
     public init(request: ProbeRequest, outcome: ProbeOutcome, elapsedMilliseconds: Int, bytes: Int,
                 dnsMilliseconds: Int? = nil, dnsTTLSeconds: Int? = nil) {

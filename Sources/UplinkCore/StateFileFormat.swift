@@ -2,18 +2,18 @@
 /// whitespace-separated fields with "-" for none, so POSIX sh and awk can read it:
 ///
 ///     # uplinkd state, format 1 (see README, "State file")
-///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED
+///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED
 ///     format 1
 ///     written 1763733436
 ///     pid 4242
 ///     state running
 ///     primary eth0
-///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient no
+///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient no 12 3 0 no 0 no
 ///
 /// Readers must ignore lines they do not know; new fields are only ever appended.
 public enum StateFileFormat {
     public static let version = 1
-    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED"
+    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED"
 
     public static func encode(_ state: AgentState) -> String {
         var lines = [
@@ -33,6 +33,11 @@ public enum StateFileFormat {
                 uplink.budgetExhausted ? "yes" : "no", uplink.portalURL.map(urlToken) ?? "-",
                 uplink.ipv4Reason?.rawValue ?? "-", uplink.ipv6Reason?.rawValue ?? "-",
                 uplink.dnsSource?.rawValue ?? "-", uplink.metered ? "yes" : "no",
+                uplink.quality.figures.roundTripMilliseconds.map(String.init) ?? "-",
+                uplink.quality.figures.roundTripVariationMilliseconds.map(String.init) ?? "-",
+                uplink.quality.figures.lossPercent.map(String.init) ?? "-",
+                uplink.quality.degraded ? "yes" : "no", String(uplink.quality.flapPenalty),
+                uplink.quality.suppressed ? "yes" : "no",
             ]
             lines.append(fields.joined(separator: " "))
         }
@@ -87,13 +92,25 @@ public enum StateFileFormat {
                     ipv4Reason: fields.count > 12 && fields[12] != "-" ? Reason(token: fields[12]) : nil,
                     ipv6Reason: fields.count > 13 && fields[13] != "-" ? Reason(token: fields[13]) : nil,
                     dnsSource: fields.count > 14 ? DNSSource(rawValue: fields[14]) : nil,
-                    metered: fields.count > 15 && fields[15] == "yes"))
+                    metered: fields.count > 15 && fields[15] == "yes",
+                    // Columns 17 to 22 (quality, damping) came with format 1 too.
+                    quality: UplinkQualityStatus(
+                        figures: QualityFigures(roundTripMilliseconds: count(fields, 16), roundTripVariationMilliseconds: count(fields, 17),
+                                                lossPercent: count(fields, 18)),
+                        degraded: fields.count > 19 && fields[19] == "yes", flapPenalty: count(fields, 20) ?? 0,
+                        suppressed: fields.count > 21 && fields[21] == "yes")))
             default:
                 continue
             }
         }
         guard sawFormat else { throw DecodeError(line: 0, message: "no 'format' line: not an uplinkd state file") }
         return state
+    }
+
+    /// A non-negative whole number in column `index`, if the line has one there.
+    static func count(_ fields: [String], _ index: Int) -> Int? {
+        guard fields.count > index, let value = Int(fields[index]), value >= 0 else { return nil }
+        return value
     }
 
     /// Seconds since the epoch that make sense (readers subtract them from now).

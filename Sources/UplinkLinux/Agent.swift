@@ -248,10 +248,12 @@ public final class Agent {
                 if event.kind == .verdict {
                     Log.notice("\(event.interface): \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue) (\(event.reason.rawValue))")
                 } else {
-                    Log.notice("primary: \(event.previousPrimary?.value ?? "none") -> \(event.primary?.value ?? "none")")
+                    Log.notice("primary: \(event.previousPrimary?.value ?? "none") -> \(event.primary?.value ?? "none") (\(event.primaryReason?.rawValue ?? "-"))")
                 }
                 hookEvents.append(event)
                 if options.runHooks { adapters.hooks.enqueue(event) }
+            case .note(let line):
+                Log.notice(line)
             }
         }
         let state = core.state(now: now(), pid: Int(getpid()))

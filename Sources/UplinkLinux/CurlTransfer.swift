@@ -78,6 +78,7 @@ final class Transfer {
         var connectMicroseconds: curl_off_t = 0
         _ = uplinkd_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connectMicroseconds)
         result.connected = connectMicroseconds > 0
+        if result.connected { result.connectMilliseconds = Int(connectMicroseconds / 1_000) }
         return result
     }
 

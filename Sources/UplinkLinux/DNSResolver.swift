@@ -87,9 +87,11 @@ private final class Lookup {
 
     func start(name: String, family: AddressFamily, servers: [IPAddress], timeoutMilliseconds: Int) {
         let user = Unmanaged.passUnretained(self).toOpaque()
-        // Each server is tried twice; c-ares doubles the per-try timeout on each pass.
-        let perTry = max(100, timeoutMilliseconds / (3 * servers.count))
-        var status = uplinkd_ares_channel_new(&channel, Int32(perTry), 2, Lookup.socketStateTrampoline, user)
+        // Each server is tried three times, the tries spread over the time limit
+        // (c-ares doubles the per-try timeout on each pass: 1 + 2 + 4 = 7 shares), so
+        // one lost datagram on a lossy uplink costs a retry, not the lookup.
+        let perTry = max(100, timeoutMilliseconds / (7 * max(1, servers.count)))
+        var status = uplinkd_ares_channel_new(&channel, Int32(perTry), 3, Lookup.socketStateTrampoline, user)
         guard status == ARES_SUCCESS, let channel else { return finish(.failure(.status(status))) }
         // The configure callback runs before connect(): binding later would leave the
         // route and source address chosen through the primary.

@@ -49,6 +49,15 @@ enum StatusCommand {
                     line += ", dns from \(source.rawValue)" + (source.isPerUplink ? "" : " (not per-uplink)")
                 }
                 line += uplink.metered ? ", metered" : ""
+                let quality = uplink.quality
+                if let rtt = quality.figures.roundTripMilliseconds {
+                    line += ", rtt \(rtt) ms ± \(quality.figures.roundTripVariationMilliseconds ?? 0)"
+                }
+                if let loss = quality.figures.lossPercent { line += ", loss \(loss) %" }
+                if quality.degraded { line += " (degraded)" }
+                if quality.flapPenalty > 0 {
+                    line += ", flap penalty \(quality.flapPenalty)" + (quality.suppressed ? " (suppressed)" : "")
+                }
                 line += ", \(uplink.bytesToday) probe bytes today"
                 if let budget = uplink.budgetBytes {
                     line += " of \(budget)" + (uplink.budgetExhausted ? " (budget spent: probing on link events only)" : "")

@@ -64,15 +64,24 @@ struct AgentCoreTests {
         _ = core.roundFinished(report("eth0", online), generation: generation, now: at(61_010))
         #expect(core.verdict(of: "eth0")?.verdict == .online)
         #expect(core.primary == "wwan0")
+        // While its hold-down runs it proves itself with a light round every 2 s
+        // (hold-down / 15), so an uplink that keeps dropping out is caught first.
+        var time = 61_010
+        while time + 2_000 < 91_010 {
+            #expect(core.nextWakeMilliseconds() == time + 2_000)
+            time += 2_000
+            let proving = try #require(plans(core.tick(now: at(time)))["eth0"])
+            #expect(proving.purpose == .light)
+            _ = core.roundFinished(report("eth0", online, purpose: .light), generation: proving.generation, now: at(time))
+            #expect(core.primary == "wwan0")
+        }
         #expect(core.nextWakeMilliseconds() == 61_010 + 30_000)
-        // Its hold-down over, eth0 was last validated 30 s ago: verified first, then primary.
-        let verify = try #require(plans(core.tick(now: at(91_010)))["eth0"])
-        #expect(verify.purpose == .verify)
-        #expect(core.primary == "wwan0")
-        let later = core.roundFinished(report("eth0", online, purpose: .verify), generation: verify.generation, now: at(91_020))
+        // Its hold-down over and freshly proven, eth0 takes over without another probe.
+        let later = core.tick(now: at(91_010))
         #expect(core.primary == "eth0")
         #expect(hooks(later).first?.primary == "eth0")
         #expect(hooks(later).first?.previousPrimary == "wwan0")
+        #expect(hooks(later).first?.primaryReason == .recovered)
     }
 
     @Test func carrierLossIsImmediateAndStaleRoundsAreIgnored() throws {

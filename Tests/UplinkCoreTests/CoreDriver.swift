@@ -16,11 +16,15 @@ struct CoreDriver {
     /// Uplinks that connect but answer too slowly for a time limit under `slowMilliseconds`.
     var slow: Set<InterfaceName> = []
     var slowMilliseconds = 2_000
+    /// Uplinks whose failing probes connect and then time out (a lossy or overloaded
+    /// path, not a dead one).
+    var stalling: Set<InterfaceName> = []
     var exchangeMilliseconds = 3
     var lookupMilliseconds = 2
     var ttlSeconds = 300
     private(set) var plans: [RoundPlan] = []
     private(set) var hooks: [HookEvent] = []
+    private(set) var notes: [String] = []
     private var inFlight: [(plan: RoundPlan, generation: Int)] = []
 
     init(_ configuration: Configuration) {
@@ -53,6 +57,8 @@ struct CoreDriver {
                 inFlight.append((plan, generation))
             case .runHook(let event):
                 hooks.append(event)
+            case .note(let line):
+                notes.append(line)
             }
         }
     }
@@ -104,7 +110,9 @@ struct CoreDriver {
                                          elapsedMilliseconds: (fails ? plan.timeoutMilliseconds : exchangeMilliseconds) + (lookup ?? 0),
                                          bytes: cached == nil ? 1_200 : 1_000, dnsMilliseconds: lookup,
                                          dnsTTLSeconds: lookup.map { _ in ttlSeconds })
-                result.connected = !fails || tooSlow
+                result.connected = !fails || tooSlow || stalling.contains(plan.interface)
+                // The handshake takes a round trip of the exchange's time.
+                if result.connected { result.connectMilliseconds = min(exchangeMilliseconds, 1) }
                 results.append(result)
             }
         }

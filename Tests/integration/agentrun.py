@@ -36,10 +36,11 @@ AGENT_DEFAULTS = {
 PORTAL_URL = f"http://{INTERNET_ADDR}/login?orig=1"
 # One tab-separated line per run; empty variables stay empty fields.
 HOOK_FIELDS = ("t", "event", "iface", "kind", "previous", "verdict", "reason",
-               "portal", "primary", "previous_primary", "time")
+               "portal", "primary", "previous_primary", "time", "primary_reason", "rtt_ms", "loss_pct")
 _HOOK_VARS = ("UPLINK_EVENT", "UPLINK_INTERFACE", "UPLINK_KIND", "UPLINK_PREVIOUS",
               "UPLINK_VERDICT", "UPLINK_REASON", "UPLINK_PORTAL_URL", "UPLINK_PRIMARY",
-              "UPLINK_PREVIOUS_PRIMARY", "UPLINK_TIME")
+              "UPLINK_PREVIOUS_PRIMARY", "UPLINK_TIME", "UPLINK_PRIMARY_REASON", "UPLINK_RTT_MS",
+              "UPLINK_LOSS_PCT")
 
 
 class AgentError(AssertionError):
@@ -97,6 +98,9 @@ class HookEvent:
     primary: str
     previous_primary: str
     time: str
+    primary_reason: str
+    rtt_ms: str
+    loss_pct: str
 
     @property
     def short(self) -> str:
@@ -120,7 +124,9 @@ def parse_hook_log(text: str):
 
 STATE_UPLINK_FIELDS = ("kind", "verdict", "reason", "since", "ipv4", "ipv6",
                        "bytes_today", "budget", "exhausted", "portal_url",
-                       "ipv4_reason", "ipv6_reason", "dns_source", "metered")
+                       "ipv4_reason", "ipv6_reason", "dns_source", "metered",
+                       "rtt_ms", "rtt_variation_ms", "loss_pct", "degraded", "flap_penalty",
+                       "suppressed")
 # Fields every `uplink` line has had since format 1 came out; later ones (METERED)
 # are appended, and readers ignore fields they do not know.
 STATE_UPLINK_REQUIRED = 13

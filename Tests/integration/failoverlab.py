@@ -78,6 +78,7 @@ LAN_IFACE_GW, LAN_IFACE_HOST = "lan0", "eth0"
 DNS_TTL = 300
 LEASE_TIME = "1h"
 CUT_TABLE = "failoverlab_cut"
+LOSS_TABLE = "failoverlab_loss"
 COUNT_TABLE = "failoverlab_count"
 NAT_TABLE = "failoverlab_nat"
 METERED_OPTION = "ANDROID_METERED"
@@ -513,6 +514,46 @@ class FailoverLab(Lab):
     def is_cut(self, iface: str) -> bool:
         out = run(self.exec_argv(self.uplink(iface).role, ["nft", "list", "tables"])).stdout
         return CUT_TABLE in out
+
+    def lossy(self, iface: str, percent: int):
+        """iface's upstream drops `percent` % of the packets it receives and of those
+        it sends, each at random (nftables numgen), whatever they are: DNS, probes,
+        forwarded LAN traffic. ARP is not IP and passes."""
+        if not 0 <= percent <= 100:
+            raise ValueError(f"loss percent {percent} out of 0..100")
+        ruleset = (f"table inet {LOSS_TABLE} {{\n"
+                   f"  chain input {{ type filter hook input priority -190; policy accept;\n"
+                   f"    counter\n    numgen random mod 100 < {percent} counter drop\n  }}\n"
+                   f"  chain output {{ type filter hook output priority -190; policy accept;\n"
+                   f"    counter\n    numgen random mod 100 < {percent} counter drop\n  }}\n}}\n")
+        self.lossless(iface)
+        run(self.exec_argv(self.uplink(iface).role, ["nft", "-f", "-"]), input=ruleset)
+
+    def lossless(self, iface: str):
+        run(self.exec_argv(self.uplink(iface).role, ["nft", "delete", "table", "inet", LOSS_TABLE]),
+            check=False)
+
+    def loss_counts(self, iface: str) -> dict:
+        """Packets the loss rules saw and dropped so far, per direction of the
+        upstream: {"input": (seen, dropped), "output": (seen, dropped)}."""
+        out = run(self.exec_argv(self.uplink(iface).role,
+                                 ["nft", "-j", "list", "table", "inet", LOSS_TABLE]), check=False).stdout
+        counts = {}
+        try:
+            for item in json.loads(out).get("nftables", []):
+                rule = item.get("rule")
+                if rule:
+                    exprs = rule.get("expr", [])
+                    packets = next((e["counter"]["packets"] for e in exprs if "counter" in e), 0)
+                    seen, dropped = counts.get(rule["chain"], (0, 0))
+                    if any("drop" in e for e in exprs):
+                        dropped = packets
+                    else:
+                        seen = packets
+                    counts[rule["chain"]] = (seen, dropped)
+        except ValueError:
+            pass
+        return counts
 
     @contextmanager
     def cut_off(self, iface: str):

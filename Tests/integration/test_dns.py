@@ -54,7 +54,7 @@ DNS_SOURCES = {"configured", "networkd", "networkmanager", "dhclient", "resolvco
                "resolv.conf", "none"}
 RECORD_KEYS = {"interface", "kind", "verdict", "reason", "portal_url", "elapsed_ms",
                "families", "dns", "probes"}
-FAMILY_KEYS = {"verdict", "reason", "portal_url"}
+FAMILY_KEYS = {"verdict", "reason", "portal_url", "quality"}
 EXIT = {"online": 0, "captive": 1, "limited": 2, "down": 3}
 WWAN0_DNS = "10.231.3.1"
 UPLINK = {u.iface: u for u in DNS_UPLINKS}
