@@ -92,6 +92,10 @@ public struct AgentCore: Sendable {
         var alarmsPausedUntilMilliseconds = 0
         /// Round-trip time and loss per family, learned while the uplink is online.
         var quality: [AddressFamily: QualityEstimator] = [:]
+        /// Probes of rounds that raised a doubt not settled yet: they count once the
+        /// uplink is confirmed online, and are dropped if it leaves (an outage is not
+        /// the link's quality).
+        var pendingQuality: [ProbeReport] = []
         var degraded = false
         /// When `degraded` last changed (or the uplink came online).
         var qualitySinceMilliseconds = 0
@@ -119,6 +123,10 @@ public struct AgentCore: Sendable {
         /// The link changed under the uplink: what was learned of it (DNS answers,
         /// round-trip times) may no longer hold.
         mutating func forgetWhatWasLearned() {
+            // Earlier looks of a doubt saw the old link: they cannot vouch for this one.
+            earlierLook = nil
+            looks = 0
+            pendingQuality = []
             answers.clear()
             exchangeTimes.reset()
             lookupTimes.reset()
@@ -240,8 +248,6 @@ public struct AgentCore: Sendable {
                 uplink.verifyRequested = false
                 uplink.alarmPending = false
                 uplink.ceilingsNext = false
-                uplink.earlierLook = nil
-                uplink.looks = 0
                 uplink.quality = [:]
                 uplink.degraded = false
                 uplink.forgetWhatWasLearned()
@@ -350,7 +356,14 @@ public struct AgentCore: Sendable {
                                               settings: uplink.settings)
             }
         }
-        if uplink.isOnline { recordQuality(report, into: &uplink, now: at) }
+        if uplink.isOnline && !uplink.doubt && uplink.earlierLook == nil && !uplink.machine.isSuspect {
+            recordQuality(uplink.pendingQuality + report.probes, into: &uplink, now: at)
+            uplink.pendingQuality = []
+        } else if uplink.isOnline {
+            uplink.pendingQuality = Array((uplink.pendingQuality + report.probes).suffix(QualityEstimator.windowAttempts))
+        } else {
+            uplink.pendingQuality = []
+        }
         if uplink.probeAgain {
             uplink.probeAgain = false
             uplink.doubt = true
@@ -528,10 +541,10 @@ public struct AgentCore: Sendable {
         return now - validated <= policy.verifyAgeMilliseconds
     }
 
-    /// Quality describes a link that carries traffic: only rounds after which the
-    /// uplink is online count (the round that took it out measured an outage).
-    private func recordQuality(_ report: CheckReport, into uplink: inout Uplink, now: Int) {
-        for probe in report.probes { uplink.quality[probe.family, default: QualityEstimator()].add(probe) }
+    /// Quality describes a link that carries traffic: only probes of rounds the uplink
+    /// came through online count (see `pendingQuality`).
+    private func recordQuality(_ probes: [ProbeReport], into uplink: inout Uplink, now: Int) {
+        for probe in probes { uplink.quality[probe.family, default: QualityEstimator()].add(probe) }
         guard let figures = uplink.figures else { return }
         let degraded = policy.quality.isDegraded(figures, wasDegraded: uplink.degraded)
         if degraded != uplink.degraded {
@@ -551,7 +564,9 @@ public struct AgentCore: Sendable {
     private mutating func verdictChanged(_ uplink: inout Uplink, from previous: Verdict, now: Instant) -> [String] {
         let at = now.monotonicMilliseconds
         if uplink.isOnline {
-            uplink.qualitySinceMilliseconds = at
+            // Health must last from here; a degradation that outlived the outage
+            // keeps its own start.
+            if !uplink.degraded { uplink.qualitySinceMilliseconds = at }
             return []
         }
         guard previous == .online else { return [] }
@@ -727,10 +742,14 @@ public struct AgentCore: Sendable {
             onlineSinceMilliseconds: max(uplink.machine.since.monotonicMilliseconds, damping.releasedMilliseconds ?? Int.min,
                                          uplink.degraded ? Int.min : uplink.qualitySinceMilliseconds,
                                          uplink.holdDownRestartMilliseconds ?? Int.min),
-            recovered: uplink.machine.previousVerdict != .unknown || damping.releasedMilliseconds != nil,
+            // Held down as well: an uplink back from suppression, or healthy again
+            // after a degradation (even one online since start-up).
+            recovered: uplink.machine.previousVerdict != .unknown || damping.releasedMilliseconds != nil
+                || uplink.qualitySinceMilliseconds > uplink.machine.since.monotonicMilliseconds,
             fresh: isFresh(uplink, now: at), excluded: uplink.verificationFailed)
         candidate.suppressed = damping.suppressed
         candidate.degraded = uplink.degraded && settled
+        candidate.degradedNow = uplink.degraded
         candidate.healthy = !uplink.degraded && settled && clear
         candidate.metered = uplink.metered
         return candidate

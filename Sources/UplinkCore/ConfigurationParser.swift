@@ -132,6 +132,10 @@ public struct ConfigurationParser {
             throw ConfigurationError(file: fileName, line: nil, key: "flap-reuse",
                                      message: "flap-reuse (\(damping.reuseLimit)) must be below flap-suppress (\(damping.suppressLimit)), or a suppressed uplink would never be released")
         }
+        if damping.penaltyPerFlap > 0 && damping.ceiling < Double(damping.suppressLimit) {
+            throw ConfigurationError(file: fileName, line: nil, key: "flap-max-suppress",
+                                     message: "flap-max-suppress is too short for flap-half-life, flap-suppress and flap-reuse: the penalty could never reach flap-suppress, so damping would never act (make it longer, or set flap-penalty = 0 to turn damping off)")
+        }
         if configuration.httpsOnly, let plain = configuration.probes.first(where: { $0.url.scheme == .http }) {
             throw ConfigurationError(file: fileName, line: nil, key: "https-only",
                                      message: "https-only is on but probe '\(plain.name)' uses plain HTTP (\(plain.url)); set default-probes = no and give https probes")

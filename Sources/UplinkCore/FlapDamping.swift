@@ -54,7 +54,10 @@ public struct FlapDamping: Sendable, Equatable {
     /// Time passed. Returns true when suppression ended.
     public mutating func update(at now: Int, settings: DampingSettings) -> Bool {
         guard suppressed else { return false }
-        guard settings.penaltyPerFlap > 0, penalty(at: now, settings: settings) > Double(settings.reuseLimit) else {
+        // The time bound holds even when a reload lowered it below what the penalty
+        // needs, so the release time is never in the past while suppressed.
+        guard settings.penaltyPerFlap > 0, penalty(at: now, settings: settings) > Double(settings.reuseLimit),
+              now - updatedMilliseconds < settings.maximumSuppressMilliseconds else {
             suppressed = false
             releasedMilliseconds = now
             return true

@@ -21,8 +21,8 @@ public enum PrimaryChangeReason: String, Sendable, Equatable {
 /// suppressed by flap damping" and "healthy again". A suppressed uplink becomes
 /// primary only when no other uplink is online. A degraded primary hands over to a
 /// clearly healthy uplink of acceptable cost once the degradation has lasted, and an
-/// uplink is never taken back while it is degraded and the current one is healthy,
-/// so the choice does not swing back and forth.
+/// uplink is never taken back while it is degraded and the current one is not (and
+/// of acceptable cost), so the choice does not swing back and forth.
 ///
 /// Verify before promoting: an uplink whose last validated round is older than the
 /// verify age does not take over at once; the selector names it in `toVerify` and
@@ -48,6 +48,8 @@ public struct PrimarySelector: Sendable, Equatable {
         public var suppressed = false
         /// Degraded for at least the configured time.
         public var degraded = false
+        /// Degraded now, however recently.
+        public var degradedNow = false
         /// Well below the degradation marks for at least the configured time.
         public var healthy = true
         public var metered = false
@@ -114,7 +116,9 @@ public struct PrimarySelector: Sendable, Equatable {
             return previous != primary
         }
         let avoiding = { (candidate: Candidate) in policy.avoidDegraded.allows(metered: candidate.metered) }
-        let currentIsFine = current.healthy && avoiding(current)
+        // Judged on the degraded flags as they are now, not on how long they lasted or
+        // on figures near a mark: either could flip and swing the choice back.
+        let currentIsFine = !current.degradedNow && avoiding(current)
         // Walk the uplinks preferred over the current primary, best first; the first
         // whose hold-down has passed takes over (after verification, if stale).
         for candidate in online where candidate.name != current.name {
@@ -124,7 +128,7 @@ public struct PrimarySelector: Sendable, Equatable {
                 continue
             }
             // Never back to a degraded uplink from a healthy one it would be left for.
-            if candidate.degraded && currentIsFine && policy.avoidDegraded != .no { continue }
+            if candidate.degradedNow && currentIsFine && policy.avoidDegraded != .no { continue }
             let heldUntil = candidate.onlineSinceMilliseconds + (candidate.recovered ? policy.holdDownMilliseconds : 0)
             if heldUntil <= now {
                 return take(candidate, reason: .recovered)

@@ -87,11 +87,14 @@ private final class Lookup {
 
     func start(name: String, family: AddressFamily, servers: [IPAddress], timeoutMilliseconds: Int) {
         let user = Unmanaged.passUnretained(self).toOpaque()
-        // Each server is tried three times, the tries spread over the time limit
+        // Each server is tried up to three times, the tries spread over the time limit
         // (c-ares doubles the per-try timeout on each pass: 1 + 2 + 4 = 7 shares), so
-        // one lost datagram on a lossy uplink costs a retry, not the lookup.
-        let perTry = max(100, timeoutMilliseconds / (7 * max(1, servers.count)))
-        var status = uplinkd_ares_channel_new(&channel, Int32(perTry), 3, Lookup.socketStateTrampoline, user)
+        // one lost datagram on a lossy uplink costs a retry, not the lookup; fewer
+        // tries when a share would fall under 100 ms.
+        let serverCount = max(1, servers.count)
+        let tries = (1...3).last { timeoutMilliseconds / (((1 << $0) - 1) * serverCount) >= 100 } ?? 1
+        let perTry = max(50, timeoutMilliseconds / (((1 << tries) - 1) * serverCount))
+        var status = uplinkd_ares_channel_new(&channel, Int32(perTry), Int32(tries), Lookup.socketStateTrampoline, user)
         guard status == ARES_SUCCESS, let channel else { return finish(.failure(.status(status))) }
         // The configure callback runs before connect(): binding later would leave the
         // route and source address chosen through the primary.

@@ -6,11 +6,12 @@ import UplinkTestSupport
 struct DampedSelectionTests {
     private func candidate(_ name: InterfaceName, _ kind: InterfaceKind, _ verdict: Verdict = .online, since: Int = 0,
                            recovered: Bool = true, suppressed: Bool = false, degraded: Bool = false,
-                           healthy: Bool = true, metered: Bool = false) -> PrimarySelector.Candidate {
+                           healthy: Bool = true, metered: Bool = false, degradedNow: Bool? = nil) -> PrimarySelector.Candidate {
         var candidate = PrimarySelector.Candidate(name: name, kind: kind, verdict: verdict, onlineSinceMilliseconds: since,
                                                   recovered: recovered)
         candidate.suppressed = suppressed
         candidate.degraded = degraded
+        candidate.degradedNow = degradedNow ?? degraded
         candidate.healthy = healthy && !degraded
         candidate.metered = metered
         return candidate
@@ -23,6 +24,25 @@ struct DampedSelectionTests {
         start.recovered = false
         _ = selector.select(from: [start], policy: policy(), now: 0)
         return selector
+    }
+
+    @Test func aFreshlyDegradedUplinkIsNotTakenBackFromOneNearAMark() {
+        // wlan0's figures sit between half a mark and the mark (not clearly healthy,
+        // not degraded); eth0 degraded again a moment ago (not lasting yet). Whatever
+        // flickers, eth0 must not come back only to be left again.
+        var selector = started(with: candidate("wlan0", .wifi))
+        let uplinks = [candidate("eth0", .ethernet, since: 0, healthy: false, degradedNow: true),
+                       candidate("wlan0", .wifi, healthy: false)]
+        var changed = selector.select(from: uplinks, policy: policy(), now: 100_000)
+        #expect(!changed)
+        #expect(selector.primary == "wlan0")
+        // Not degraded any more: back after its hold-down.
+        let recovered = [candidate("eth0", .ethernet, since: 100_000), candidate("wlan0", .wifi, healthy: false)]
+        changed = selector.select(from: recovered, policy: policy(), now: 100_000)
+        #expect(!changed)
+        changed = selector.select(from: recovered, policy: policy(), now: 130_000)
+        #expect(changed)
+        #expect(selector.primary == "eth0")
     }
 
     // MARK: suppression

@@ -46,6 +46,11 @@ struct DampingConfigurationTests {
         expectError(text, line: nil, key: "flap-reuse", mentioning: "flap-suppress")
     }
 
+    @Test func aMaximumSuppressTooShortForThePenaltyToReachTheLimitIsRefused() {
+        // 750 · 2^(1 min / 5 min) ≈ 862: never 1500, so damping could never act.
+        expectError("[agent]\nflap-max-suppress = 1m\n", line: nil, key: "flap-max-suppress", mentioning: "flap-suppress")
+    }
+
     @Test(arguments: [
         ("[agent]\navoid-degraded = maybe\n", "avoid-degraded"),
         ("[agent]\ndegraded-loss = 0%\n", "degraded-loss"),

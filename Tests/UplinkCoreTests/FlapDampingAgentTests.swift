@@ -154,6 +154,50 @@ struct FlapDampingAgentTests {
         #expect(driver.plans(of: "eth0", .full).last?.timeoutMilliseconds == 5_000)
     }
 
+    @Test func aLinkChangeForgetsWhatEarlierLooksValidated() {
+        var driver = settled()
+        driver.failing["eth0"] = ["firefox", "microsoft", "debian"]
+        driver.take(driver.core.probeNow("eth0", now: driver.instant))
+        driver.answerAll(limit: 1)
+        #expect(driver.core.verdict(of: "eth0")?.verdict == .online)
+        // The uplink gets a new address before the next look: apple and google
+        // validated on the old link and must not count on the new one.
+        var moved = usableLink("eth0", index: 2)
+        moved.addresses.append(address("10.0.9.2", 24))
+        let added = LinkEvent.addressAdded(moved, address("10.0.9.2", 24))
+        driver.failing["eth0"] = ["apple", "google", "microsoft", "debian"]
+        driver.links([ObservedUplink(facts: moved, kind: .ethernet), uplink("wlan0", index: 3, kind: .wifi)], events: [added])
+        driver.answerAll(limit: 5)
+        // One of five in every look on the new link.
+        #expect(driver.core.verdict(of: "eth0")?.verdict == .limited)
+    }
+
+    private func loss(_ name: InterfaceName, _ driver: CoreDriver) -> Int? {
+        driver.core.state(now: driver.instant, pid: 1).uplinks.first { $0.interface == name }?.quality.figures.lossPercent
+    }
+
+    @Test func anOutageTheUplinkCameThroughIsNotCountedAsLossUntilItsDoubtSettles() {
+        // Two failed full rounds to leave online: the first one fails while eth0 is
+        // still online. Its probes measure an outage; they count only if eth0 comes
+        // through online, and are dropped when it leaves.
+        var driver = CoreDriver(CoreDriver.configuration { $0.probing.failuresToLeaveOnline = 2 })
+        driver.links([uplink("eth0", index: 2, kind: .ethernet)])
+        driver.answerAll()
+        driver.advance(to: 600_000)
+        #expect(loss("eth0", driver) == 0)
+        driver.dead = ["eth0"]
+        driver.take(driver.core.probeNow("eth0", now: driver.instant))
+        driver.answerAll(limit: 1)
+        #expect(driver.core.verdict(of: "eth0")?.verdict == .online)
+        #expect(loss("eth0", driver) == 0)
+        driver.advance(to: driver.now + 5_000)
+        #expect(driver.core.verdict(of: "eth0")?.verdict == .limited)
+        driver.dead = []
+        driver.advance(to: driver.now + 120_000)
+        #expect(driver.core.verdict(of: "eth0")?.verdict == .online)
+        #expect(loss("eth0", driver) == 0)
+    }
+
     @Test func aDeadUplinkLeavesOnlineAfterItsFirstFailedFullRound() {
         var driver = settled()
         driver.dead = ["eth0"]

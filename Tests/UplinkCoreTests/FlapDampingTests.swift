@@ -100,6 +100,25 @@ struct FlapDampingTests {
         #expect(isClose(damping.penalty(at: 19_000, settings: settings), to: 2_121.320_343_559_642_4))
     }
 
+    @Test func aReloadThatShortensTheMaximumReleasesAtItsNewBound() throws {
+        var damping = FlapDamping()
+        let settings = DampingSettings()
+        _ = damping.flapped(at: 0, settings: settings)
+        _ = damping.flapped(at: 1_000, settings: settings)
+        #expect(damping.suppressed)
+        var shorter = settings
+        shorter.maximumSuppressMilliseconds = 60_000
+        // The penalty is still far above the reuse limit at 61 s; the bound wins, and
+        // the release time is never one that has passed while suppressed.
+        let release = try #require(damping.releaseMilliseconds(settings: shorter))
+        #expect(release == 61_000)
+        var released = damping.update(at: 60_999, settings: shorter)
+        #expect(!released)
+        released = damping.update(at: 61_000, settings: shorter)
+        #expect(released)
+        #expect(!damping.suppressed)
+    }
+
     @Test func noPenaltyPerFlapNeverSuppresses() {
         var settings = DampingSettings()
         settings.penaltyPerFlap = 0
