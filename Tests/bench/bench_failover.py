@@ -80,7 +80,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchstats import NONE, fmt_s, mean, median, p95, ratio
+from benchstats import NONE, Parts, fmt_s, mean, median, p95, ratio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))   # the lab
 import failoverlab  # noqa: E402
@@ -440,22 +440,8 @@ def main() -> int:
     if note:
         header.append(f"- {note}")
 
-    res, errors = {}, []
-    lock = threading.Lock()
-
-    def attempt(name, fn):
-        try:
-            value = fn()
-        except Exception as exc:                      # noqa: BLE001 -- reported under the table
-            text = f"{type(exc).__name__}: {exc}"
-            print(f"bench: {name} failed: {text}", file=sys.stderr)
-            lines = text.splitlines()
-            with lock:
-                errors.append(f"{name}: " + "\n    ".join(lines[:8])
-                              + (f"\n    ... ({len(lines) - 8} more lines on stderr)" if len(lines) > 8 else ""))
-            return
-        with lock:
-            res[name] = value
+    parts = Parts()
+    res, errors, attempt = parts.results, parts.errors, parts.attempt
 
     with tempfile.TemporaryDirectory(prefix="bench-failover-") as tmp:
         workdir = Path(tmp)

@@ -49,7 +49,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchstats import NONE, fmt_s, median
+from benchstats import NONE, Parts, fmt_s, median
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))   # the lab
 import failoverlab  # noqa: E402
@@ -252,19 +252,8 @@ def main() -> int:
     if note:
         header.append(f"- {note}")
 
-    res, errors = {}, []
-    lock = threading.Lock()
-
-    def attempt(name, fn):
-        try:
-            value = fn()
-        except Exception as exc:                      # noqa: BLE001 -- reported under the table
-            print(f"bench: {name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            with lock:
-                errors.append(f"{name}: {type(exc).__name__}: " + str(exc).splitlines()[0] if str(exc) else name)
-            return
-        with lock:
-            res[name] = value
+    parts = Parts()
+    res, errors, attempt = parts.results, parts.errors, parts.attempt
 
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
         workdir = Path(tmp)

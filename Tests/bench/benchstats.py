@@ -8,6 +8,8 @@ the formatters print as "–".
 
 import math
 import statistics
+import sys
+import threading
 
 NONE = "–"
 
@@ -70,3 +72,27 @@ def summary(label, samples, unit="ms", width=46):
     return (f"  {label:<{width}} median {scale(median(samples)):9.2f} {unit}   "
             f"p95 {scale(p95(samples)):9.2f} {unit}   max {scale(max(samples)):9.2f} {unit}"
             f"   (n={len(samples)})")
+
+
+class Parts:
+    """What the parts of a lab benchmark gave, some of them run in threads: each
+    part's value by name (`results`), or the error that stopped it (`errors`, printed
+    under the table; the benchmark then exits 1)."""
+
+    def __init__(self):
+        self.results, self.errors = {}, []
+        self._lock = threading.Lock()
+
+    def attempt(self, name, fn):
+        try:
+            value = fn()
+        except Exception as exc:                      # noqa: BLE001 -- reported under the table
+            text = f"{type(exc).__name__}: {exc}"
+            print(f"bench: {name} failed: {text}", file=sys.stderr)
+            lines = text.splitlines()
+            with self._lock:
+                self.errors.append(f"{name}: " + "\n    ".join(lines[:8])
+                                   + (f"\n    ... ({len(lines) - 8} more lines on stderr)" if len(lines) > 8 else ""))
+            return
+        with self._lock:
+            self.results[name] = value
