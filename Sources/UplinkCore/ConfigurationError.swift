@@ -16,7 +16,9 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
         var text = file
         if let line { text += ":\(line)" }
         text += ": "
-        if let key { text += "key '\(key)': " }
+        // The key is as written in the file: escaped, so a control byte or an escape
+        // sequence in it cannot reach the terminal.
+        if let key { text += "key '\(key.printableEscaped)': " }
         return text + message
     }
 }

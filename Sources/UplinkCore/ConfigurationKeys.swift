@@ -56,7 +56,10 @@ public enum ConfigurationKeys {
             c.agent.ownRouteProtocol = try ValueParser.count(value, range: 1...255) }),
         ("wwan-daily-budget", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.wwanDailyBudgetBytes = try ValueParser.optionalBudget(value) }),
-        ("state-file", { (value: String, c: inout Configuration) throws(ValueError) in c.agent.stateFilePath = try ValueParser.absolutePath(value) }),
+        ("state-file", { (value: String, c: inout Configuration) throws(ValueError) in
+            guard !value.hasSuffix("/") else { throw ValueError("expected a file, not a directory: '\(value.printableEscaped)'") }
+            c.agent.stateFilePath = try ValueParser.absolutePath(value)
+        }),
         ("hooks-dir", { (value: String, c: inout Configuration) throws(ValueError) in c.agent.hooksDirectory = try ValueParser.absolutePath(value) }),
         ("hook-timeout", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.hookTimeoutMilliseconds = try ValueParser.duration(value, range: 1_000...600_000) }),

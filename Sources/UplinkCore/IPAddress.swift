@@ -54,6 +54,19 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// 224.0.0.0/4 or ff00::/8: a group, not one host.
+    public var isMulticast: Bool {
+        switch family {
+        case .ipv4: return (bytes[0] & 0xf0) == 0xe0
+        case .ipv6: return bytes[0] == 0xff
+        }
+    }
+
+    /// 255.255.255.255, the limited broadcast address.
+    public var isBroadcast: Bool {
+        family == .ipv4 && bytes.allSatisfy { $0 == 0xff }
+    }
+
     /// The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d).
     public var mappedIPv4: IPAddress? {
         guard family == .ipv6, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff else { return nil }

@@ -85,6 +85,18 @@ public struct ProbeURL: Hashable, Sendable, CustomStringConvertible {
             guard HostName.isValid(hostText) else {
                 throw ProbeURLError("has an invalid host name '\(hostText)'")
             }
+            // No top-level domain is numeric: a host ending in a number is meant as an
+            // IPv4 address, and only the four-part decimal form is taken as one (what
+            // `0`, `127.1` or `0x7f.1` mean differs between resolvers and libraries).
+            let last = hostText.split(separator: ".").last.map(String.init) ?? hostText
+            let numeric = !last.isEmpty && (last.allSatisfy(\.isNumber)
+                || (last.lowercased().hasPrefix("0x") && last.dropFirst(2).allSatisfy(\.isHexDigit)))
+            if numeric && IPAddress(hostText) == nil {
+                throw ProbeURLError("has host '\(hostText)', which is not an IPv4 address: write one as four decimal numbers from 0 to 255")
+            }
+        }
+        if let literal = IPAddress(hostText), literal.isUnspecified || literal.isMulticast || literal.isBroadcast {
+            throw ProbeURLError("has host '\(hostText)', which is not one host that could answer")
         }
         host = hostText.lowercased()
     }

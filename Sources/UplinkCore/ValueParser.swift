@@ -62,7 +62,7 @@ public enum ValueParser {
         return text
     }
 
-    /// IP addresses separated by spaces or commas; unspecified and multicast refused.
+    /// IP addresses separated by spaces or commas; unspecified, multicast and broadcast refused.
     public static func addressList(_ text: String, at counts: ClosedRange<Int>) throws(ValueError) -> [IPAddress] {
         let words = list(text)
         guard counts.contains(words.count) else {
@@ -70,8 +70,13 @@ public enum ValueParser {
         }
         var addresses: [IPAddress] = []
         for word in words {
-            guard let address = IPAddress(word), !address.isUnspecified else {
+            guard let address = IPAddress(word) else {
                 throw ValueError("'\(word.printableEscaped)' is not an IPv4 or IPv6 address")
+            }
+            // A server is one host that answers: these never do.
+            if address.isUnspecified || address.isMulticast || address.isBroadcast {
+                let what = address.isUnspecified ? "an unspecified" : address.isMulticast ? "a multicast" : "a broadcast"
+                throw ValueError("'\(word.printableEscaped)' is \(what) address, not one host")
             }
             addresses.append(address)
         }

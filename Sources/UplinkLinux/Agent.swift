@@ -95,6 +95,7 @@ public final class Agent {
     /// Sets up signals and the link source and takes the first look at the links;
     /// the loop then does the rest (`run`, or a test advancing time).
     public func start() throws(AdapterError) {
+        do { try stateWriter?.prepare() } catch { throw .system(error) }
         if options.handleSignals {
             do {
                 signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in

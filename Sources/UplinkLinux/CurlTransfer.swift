@@ -74,6 +74,11 @@ final class Transfer {
         let elapsed = Int((nowNanoseconds - startNanoseconds) / 1_000_000)
         var result = ProbeResult(request: request, outcome: outcome(code: code), elapsedMilliseconds: elapsed,
                                  bytes: bytesOnTheWire(elapsedMilliseconds: elapsed))
+        if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && truncated) {
+            // libcurl's own sentence is what tells "limited (error)" apart; it may
+            // quote the network, so control bytes are replaced.
+            Log.info("\(request.interface) \(request.family.rawValue) probe \(request.probe.name): curl error \(code.rawValue): \(detail(code).printableForLog)")
+        }
         // libcurl reports 0 when no connection was made.
         var connectMicroseconds: curl_off_t = 0
         _ = uplinkd_easy_get_offset(easy, CURLINFO_CONNECT_TIME_T, &connectMicroseconds)

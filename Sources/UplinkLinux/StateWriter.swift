@@ -12,6 +12,30 @@ public final class StateWriter {
         self.path = path
     }
 
+    /// Makes ready to write: refuses a path that is a directory (the rename could never
+    /// replace it), and removes temporary files an earlier agent left behind when it
+    /// was killed between creating and renaming one (`PATH.tmp.PID` of a process that
+    /// no longer runs; another agent's live one is left alone).
+    public func prepare() throws(SystemError) {
+        var status = stat()
+        if stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR {
+            throw SystemError("state file \(path) is a directory", errno: EISDIR)
+        }
+        let (directory, name) = StateWriter.split(path)
+        guard let stream = opendir(directory) else { return }
+        defer { closedir(stream) }
+        let prefix = name + ".tmp."
+        while let entry = readdir(stream) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard entryName.hasPrefix(prefix), let pid = Int32(entryName.dropFirst(prefix.count)), pid > 0,
+                  pid != getpid(), kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            let stale = directory == "/" ? "/" + entryName : directory + "/" + entryName
+            if unlink(stale) == 0 { Log.info("removed \(stale), left behind by an agent that was killed") }
+        }
+    }
+
     /// Writes `state` unless the file already says the same. Errors are returned, not
     /// fatal: the agent keeps running and tries again on the next change.
     @discardableResult
@@ -28,8 +52,7 @@ public final class StateWriter {
     }
 
     private func write(_ text: String) throws(SystemError) {
-        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        let directoryPath = directory.isEmpty ? "/" : directory
+        let (directoryPath, _) = StateWriter.split(path)
         try StateWriter.makeDirectory(directoryPath)
         let temporary = "\(path).tmp.\(getpid())"
         do {
@@ -46,6 +69,13 @@ public final class StateWriter {
         if let directoryFile = try? FileDescriptor.open(directoryPath, O_RDONLY | O_DIRECTORY) {
             fsync(directoryFile.rawValue)
         }
+    }
+
+    /// The directory and the file name of an absolute path.
+    static func split(_ path: String) -> (directory: String, name: String) {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        let directory = parts.dropLast().joined(separator: "/")
+        return (directory.isEmpty ? "/" : directory, String(parts.last ?? ""))
     }
 
     /// mkdir -p with mode 0755 for what it creates.

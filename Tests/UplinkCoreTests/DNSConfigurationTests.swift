@@ -44,7 +44,7 @@ struct DNSConfigurationTests {
             ("[dns]\nknown-answer = ok.example not-an-address\n", "known-answer", "not an IPv4 or IPv6 address"),
             ("[dns]\ntimeout = 10ms\n", "timeout", ""),
             ("[dns]\ncolour = blue\n", "colour", "unknown key in [dns]"),
-            ("[interface eth0]\ndns = 0.0.0.0\n", "dns", "not an IPv4 or IPv6 address"),
+            ("[interface eth0]\ndns = 0.0.0.0\n", "dns", "unspecified address, not one host"),
             ("[interface eth0]\ndns =\n", "dns", "expected 1 to 8"),
         ]
         for (text, key, mentioning) in cases {

@@ -116,6 +116,9 @@ def test_startup_verdicts_primary_and_hooks(lab, serve, agent):
         fail(run, f"METERED column (metered = auto: only cellular): {metered}")
     if not (int(st["uplinks"]["eth0"]["bytes_today"]) > 0 and int(st["uplinks"]["wlan0"]["bytes_today"]) > 0):
         fail(run, "probe bytes of eth0 and wlan0 must be counted")
+    # The agent runs with -v -v: libcurl's own sentence for wwan0's refused probes is logged.
+    if not re.search(r"wwan0 ipv4 probe \w+: curl error 7: ", run.stderr_path.read_text(errors="replace")):
+        fail(run, "libcurl's error text for wwan0's refused probes is not in the verbose log")
 
     events = run.events()
     if len(events) != 4:
