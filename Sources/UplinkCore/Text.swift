@@ -56,14 +56,21 @@ extension String {
     /// Every byte outside printable ASCII (and the space) as %XX, so text from the
     /// network stays one safe token in logs, environments and state-file fields.
     func percentEncodingUnsafeBytes(limit: Int) -> String {
+        // Cut after encoding, never inside a %XX: the result is at most `limit`
+        // bytes wherever it goes, and encoding it again changes nothing.
         var result = ""
-        for byte in utf8.prefix(limit) {
+        var count = 0
+        for byte in utf8 {
+            let piece: String
             if byte > 0x20 && byte < 0x7f {
-                result.unicodeScalars.append(Unicode.Scalar(byte))
+                piece = String(Unicode.Scalar(byte))
             } else {
                 let hex = String(byte, radix: 16, uppercase: true)
-                result += "%" + (hex.count == 1 ? "0" : "") + hex
+                piece = "%" + (hex.count == 1 ? "0" : "") + hex
             }
+            guard count + piece.utf8.count <= limit else { break }
+            result += piece
+            count += piece.utf8.count
         }
         return result
     }

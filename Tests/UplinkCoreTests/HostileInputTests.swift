@@ -30,6 +30,22 @@ struct HostileInputTests {
         #expect(long.utf8.count == PortalHints.maximumURLBytes)
     }
 
+    @Test func aPortalURLIsCutAfterEncodingAndTheSameEverywhere() throws {
+        // 2,000 bytes of "é" (C3 A9) encode to 6,000: cut after encoding, never in a %XX.
+        let raw = "http://portal.example/" + String(repeating: "\u{e9}", count: 1_000)
+        let safe = PortalHints.safeURL(raw)
+        #expect(safe.utf8.count <= PortalHints.maximumURLBytes)
+        #expect(safe.utf8.count > PortalHints.maximumURLBytes - 3)
+        #expect(safe.hasSuffix("%C3") || safe.hasSuffix("%A9"))
+        #expect(PortalHints.safeURL(safe) == safe)
+        // The state file carries the same URL `check` and the hooks get.
+        let state = AgentState(primary: nil, uplinks: [UplinkStatus(interface: "wlan0", kind: .wifi, verdict: .captive,
+                                                                    reason: .redirect, sinceWallSeconds: 1, portalURL: safe)],
+                               writtenWallSeconds: 1, pid: 1)
+        let decoded = try StateFileFormat.decode(StateFileFormat.encode(state))
+        #expect(decoded.uplinks.first?.portalURL == safe)
+    }
+
     @Test(arguments: [
         "format 1\n   \n",
         "format 1\npid 99999999999999\n",
