@@ -125,6 +125,16 @@ public struct AgentState: Sendable, Equatable {
 }
 
 extension AgentState {
+    /// The exit status of `uplinkd status` for scripts: 0 the agent runs and there is
+    /// a primary; 1 it runs and no uplink is online; 3 it does not run (stopped, or its
+    /// process is gone), so the file's facts are stale. (69, no readable state file,
+    /// is the command's own.) The file is rewritten on every change, so while the
+    /// agent runs its content is current whatever its age.
+    public func statusExitCode(agentRunning: Bool) -> Int32 {
+        guard agentRunning && !stopped else { return 3 }
+        return primary == nil ? 1 : 0
+    }
+
     static func familyJSON(_ verdict: Verdict?, _ reason: Reason?) -> JSONValue {
         guard let verdict else { return .null }
         return .object([("verdict", .string(verdict.rawValue)), ("reason", .optional(reason?.rawValue))])

@@ -44,7 +44,8 @@ run: the agent in the foreground. Probes every uplink (at once on link events, e
 
 status: the state file as written by run: primary, each uplink's verdict, reason,
   since when, probe bytes; how old the data is and whether the agent still runs.
-  Exit status 69 when there is no readable state file.
+  Exit status 0 the agent runs with a primary, 1 it runs with no uplink online,
+  3 it does not run (stale facts), 69 no readable state file.
 
 check exit status (one interface): 0 online, 1 captive, 2 limited, 3 down or no such
 interface; several interfaces: the highest of theirs. 64 usage error,

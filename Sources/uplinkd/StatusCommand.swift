@@ -3,7 +3,8 @@ import UplinkCore
 import UplinkLinux
 
 /// `uplinkd status [--json] [--state FILE]`: reads the state file, with or without a
-/// running agent, and says how old it is.
+/// running agent, and says how old it is; the exit status tells scripts whether the
+/// agent runs and has a primary (`AgentState.statusExitCode`).
 enum StatusCommand {
     static func run(_ arguments: ArraySlice<String>) -> Int32 {
         var json = false
@@ -65,6 +66,6 @@ enum StatusCommand {
                 print(line)
             }
         }
-        return 0
+        return state.statusExitCode(agentRunning: running)
     }
 }

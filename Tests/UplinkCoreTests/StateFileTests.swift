@@ -66,3 +66,24 @@ struct StateFileTests {
         #expect(!a.sameContent(as: b))
     }
 }
+
+@Suite("uplinkd status: exit status for scripts")
+struct StatusExitTests {
+    private func state(primary: InterfaceName?, stopped: Bool = false) -> AgentState {
+        AgentState(primary: primary, uplinks: [], writtenWallSeconds: 1, pid: 42, stopped: stopped)
+    }
+
+    @Test func runningWithAPrimaryIsZero() {
+        #expect(state(primary: "eth0").statusExitCode(agentRunning: true) == 0)
+    }
+
+    @Test func runningWithoutAPrimaryIsOne() {
+        #expect(state(primary: nil).statusExitCode(agentRunning: true) == 1)
+    }
+
+    @Test func notRunningIsThreeWhateverTheFileSays() {
+        #expect(state(primary: "eth0").statusExitCode(agentRunning: false) == 3)
+        #expect(state(primary: "eth0", stopped: true).statusExitCode(agentRunning: true) == 3)
+        #expect(state(primary: nil, stopped: true).statusExitCode(agentRunning: false) == 3)
+    }
+}

@@ -525,9 +525,12 @@ def test_status_while_running_and_after_term(lab, serve, agent):
 
     if run.stop() != 0:
         fail(run, "TERM must exit 0")
-    js = json.loads(run.status("--json").stdout)
+    after = run.status("--json")
+    js = json.loads(after.stdout)
     if (js.get("agent_running"), js.get("stopped"), js.get("primary")) != (False, True, "eth0"):
         fail(run, f"status --json after TERM: {js}")
+    if after.returncode != 3:
+        fail(run, f"status after TERM (the agent does not run: stale facts) must exit 3, got {after.returncode}")
     missing = run.status(state=run.dir / "no-such-state")
     if missing.returncode != 69:
         fail(run, f"status without a state file must exit 69, got {missing.returncode}")
