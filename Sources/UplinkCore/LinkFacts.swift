@@ -50,6 +50,8 @@ public struct LinkFacts: Sendable, Equatable {
     /// The rtnetlink link kind (IFLA_INFO_KIND: "veth", "bridge", "vlan", ...), nil for
     /// plain hardware interfaces.
     public var linkType: String?
+    /// The bridge or bond this interface is enslaved to (IFLA_MASTER), if any.
+    public var masterIndex: Int?
 
     /// The same interface without the default routes of routing protocol `protocolNumber`
     /// (uplinkd's own: they are not the uplink's).
@@ -61,7 +63,9 @@ public struct LinkFacts: Sendable, Equatable {
 
     public init(name: InterfaceName, index: Int, adminUp: Bool, carrier: Bool,
                 addresses: [InterfaceAddress], defaultRoutes: [DefaultRoute],
-                operState: String = "unknown", isLoopback: Bool = false, linkType: String? = nil) {
+                operState: String = "unknown", isLoopback: Bool = false, linkType: String? = nil,
+                masterIndex: Int? = nil) {
+        self.masterIndex = masterIndex
         self.name = name
         self.index = index
         self.adminUp = adminUp

@@ -9,6 +9,7 @@ public enum LinkReport {
             ("admin_up", .bool(facts.adminUp)),
             ("carrier", .bool(facts.carrier)),
             ("operstate", .string(facts.operState)),
+            ("master_index", facts.masterIndex.map(JSONValue.int) ?? .null),
             ("addresses", .array(facts.addresses.map(json))),
             ("default_routes", .array(facts.defaultRoutes.map(json))),
         ])

@@ -1,7 +1,9 @@
 /// Which interfaces are uplinks.
 public enum UplinkSelection: Sendable, Equatable {
-    /// Interfaces with a default route, or of kind wifi or wwan; never loopback; virtual
-    /// links (veth, bridge, tunnels, ...) only with a default route.
+    /// Interfaces with a default route, or of kind wifi or wwan; never loopback, never
+    /// a port of a bridge or bond (an access point's Wi-Fi inside br-lan serves the
+    /// LAN, its traffic is the master's); virtual links (veth, bridge, tunnels, ...)
+    /// only with a default route.
     case automatic
     /// Exactly these interfaces.
     case listed([InterfaceName])
@@ -11,7 +13,7 @@ public enum UplinkSelection: Sendable, Equatable {
         case .listed(let names):
             return names.contains(facts.name)
         case .automatic:
-            if facts.isLoopback { return false }
+            if facts.isLoopback || facts.masterIndex != nil { return false }
             if !facts.defaultRoutes.isEmpty { return true }
             if facts.linkType != nil { return false }
             return kind == .wifi || kind == .wwan

@@ -68,7 +68,9 @@ struct RouteCacheView {
                 defaultRoutes: routesByIndex[index] ?? [],
                 operState: RouteCacheView.operStateName(rtnl_link_get_operstate(link)),
                 isLoopback: flags & UInt32(IFF_LOOPBACK.rawValue) != 0,
-                linkType: rtnl_link_get_type(link).map { String(cString: $0) }
+                linkType: rtnl_link_get_type(link).map { String(cString: $0) },
+                // libnl reports 0 for "no master".
+                masterIndex: rtnl_link_get_master(link) > 0 ? Int(rtnl_link_get_master(link)) : nil
             )
         }
         return result

@@ -32,7 +32,7 @@ EVENT_FIELDS = {
     "route-removed": ("family", "gateway", "metric", "table"),
 }
 SNAPSHOT_KEYS = ("interface", "index", "kind", "uplink", "admin_up", "carrier",
-                 "operstate", "addresses", "default_routes")
+                 "operstate", "master_index", "addresses", "default_routes")
 _marker = itertools.count(1)
 
 

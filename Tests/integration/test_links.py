@@ -208,6 +208,18 @@ def test_config_kind_override(lab, tmp_path):
     assert got == {"eth0": ("wifi", True), "eth1": ("wwan", False), "wlan0": ("wifi", True)}, str(snap)
 
 
+def test_bridge_and_bond_ports_are_not_uplinks(fresh_lab):
+    """A port of a bridge (an access point's Wi-Fi inside br-lan, say) serves the LAN:
+    `links` names its master, and `interfaces = auto` never takes it as an uplink."""
+    lb = fresh_lab
+    lb.ip("gw", "link", "add", "br9", "type", "bridge")
+    lb.ip("gw", "link", "set", "eth1", "master", "br9")
+    snap = Snapshot(lb, all_=True)
+    recs = snap.by_name()
+    assert recs["eth1"]["master_index"] == recs["br9"]["index"], str(snap)
+    assert recs["eth1"]["uplink"] is False and recs["eth0"]["master_index"] is None, str(snap)
+
+
 # --- 2. carrier ---------------------------------------------------------------
 
 def test_watch_carrier(fresh_lab, watch):
