@@ -90,25 +90,34 @@ public final class HookRunner: HookSink {
     /// Executable regular files of the directory in name order; editor backups,
     /// dpkg leftovers and hidden files are skipped, non-executables are logged.
     func hookPaths() -> [String] {
+        let survey = HookRunner.survey(directory)
+        for problem in survey.problems { Log.warning(problem) }
+        return survey.hooks
+    }
+
+    /// What the directory holds: the hooks that will run, in order, and sentences about
+    /// what will not (`uplinkd config check` prints them; the runner logs them).
+    public static func survey(_ directory: String) -> (hooks: [String], problems: [String]) {
         let entries: [String]
         do {
             entries = try SmallFile.directoryEntries(directory)
         } catch {
-            if error.errno != ENOENT { Log.warning("hooks directory: \(error)") }
-            return []
+            return ([], error.errno == ENOENT ? [] : ["hooks directory: \(error)"])
         }
         let names = entries.filter { name in
             !(name.hasSuffix("~") || name.contains(".dpkg-") || name.hasSuffix(".ucf-dist"))
         }
-        return names.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }).compactMap { name in
+        var problems: [String] = []
+        let hooks = names.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }).compactMap { name -> String? in
             let path = "\(directory)/\(name)"
             var info = stat()
             guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
             guard access(path, X_OK) == 0 else {
-                Log.warning("hook \(name) is not executable; skipped")
+                problems.append("hook \(name.printableEscaped) is not executable; skipped")
                 return nil
             }
             return path
         }
+        return (hooks, problems)
     }
 }

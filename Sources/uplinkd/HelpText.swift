@@ -4,6 +4,7 @@ usage: uplinkd check IFACE... [options]
        uplinkd links [--json] [--all] [--watch] [--config FILE]
        uplinkd run [--config FILE] [--state FILE] [--hooks-dir DIR] [--verbose]
        uplinkd status [--json] [--state FILE]
+       uplinkd config check [--config FILE]
        uplinkd --version | --help
 
 Decides for each named interface whether it reaches the internet, probing over HTTP
@@ -46,6 +47,9 @@ status: the state file as written by run: primary, each uplink's verdict, reason
   since when, probe bytes; how old the data is and whether the agent still runs.
   Exit status 0 the agent runs with a primary, 1 it runs with no uplink online,
   3 it does not run (stale facts), 69 no readable state file.
+
+config check: validates the configuration (and lists hooks that will not run)
+  without running anything; exit 0, or 78 with the file:line:key error.
 
 check exit status (one interface): 0 online, 1 captive, 2 limited, 3 down or no such
 interface; several interfaces: the highest of theirs. 64 usage error,

@@ -15,6 +15,8 @@ case "run":
     status = RunCommand.run(arguments.dropFirst())
 case "status":
     status = StatusCommand.run(arguments.dropFirst())
+case "config":
+    status = ConfigCommand.run(arguments.dropFirst())
 case "--version", "version":
     print("uplinkd \(UplinkVersion.string)")
     status = 0
