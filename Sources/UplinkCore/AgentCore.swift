@@ -286,6 +286,10 @@ public struct AgentCore: Sendable {
         if let dns = report.dns { uplink.dnsSource = dns.source }
         learn(from: report, into: &uplink, now: at)
         let validated = report.assessment.verdict == .online
+        // A full round together with what the earlier looks of the same doubt validated.
+        let looked = uplink.earlierLook.map {
+            SecondLook.merged($0, report, thresholdPercent: uplink.settings.successThresholdPercent)
+        } ?? report
         var actions: [Action] = []
         switch round.purpose {
         case .light:
@@ -314,16 +318,16 @@ public struct AgentCore: Sendable {
                 startDoubt(&uplink, now: at)
             }
         case .full where !validated && uplink.isOnline && uplink.looks < SecondLook.maximumLooks
-            && SecondLook.showsLife(looked(report, uplink)):
+            && SecondLook.showsLife(looked):
             // Packets get through, not enough of them in time (a lossy, loaded or slow
             // link, not a dead one): look again at the configured ceilings, counting
             // what validated so far, before deciding.
-            uplink.earlierLook = looked(report, uplink)
+            uplink.earlierLook = looked
             uplink.looks += 1
             uplink.ceilingsNext = true
             uplink.schedule.probeNow(at: at, settings: uplink.settings)
         case .full:
-            let report = looked(report, uplink)
+            let report = looked
             let validated = report.assessment.verdict == .online
             uplink.earlierLook = nil
             uplink.looks = 0
@@ -553,12 +557,6 @@ public struct AgentCore: Sendable {
         }
     }
 
-    /// A full round together with what the earlier looks of the same doubt validated.
-    private func looked(_ report: CheckReport, _ uplink: Uplink) -> CheckReport {
-        guard let earlier = uplink.earlierLook else { return report }
-        return SecondLook.merged(earlier, report, thresholdPercent: uplink.settings.successThresholdPercent)
-    }
-
     /// Bookkeeping of a verdict change: coming online starts the time health must last
     /// for; leaving `online` is a flap (damping). Returns log lines.
     private mutating func verdictChanged(_ uplink: inout Uplink, from previous: Verdict, now: Instant) -> [String] {
@@ -582,7 +580,6 @@ public struct AgentCore: Sendable {
 
     /// Round-trip times, DNS answers worth keeping, from a finished round.
     private func learn(from report: CheckReport, into uplink: inout Uplink, now: Int) {
-
         for probe in report.probes where probe.judgement == .valid {
             uplink.exchangeTimes.add(sampleMilliseconds: probe.exchangeMilliseconds)
             if let lookup = probe.dnsMilliseconds { uplink.lookupTimes.add(sampleMilliseconds: lookup) }
