@@ -404,6 +404,32 @@ def table(res, args):
 
 # -- main ----------------------------------------------------------------------------------
 
+def skipped_parts(ap, args, parts):
+    """The parts --skip names, each checked against `parts`."""
+    skip = set(filter(None, args.skip.split(",")))
+    if skip - set(parts):
+        ap.error(f"--skip: unknown parts {sorted(skip - set(parts))}; known: {','.join(parts)}")
+    return skip
+
+
+def lab_bench_header(args, title, smoke_note):
+    """(binary, header lines) of a benchmark of the agent in the failover lab, or None
+    (the reason on stderr) when the binary or the lab cannot run."""
+    found = lab_binary(args.binary, tools=("nft", "dnsmasq"), lab_problem=failoverlab.unavailable_reason)
+    if found is None:
+        return None
+    binary, note = found
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
+    header = header_lines(title, f"{version} ({binary})", args.command)
+    header.append("- configuration: `[interface X] dns = ROUTER` only (built-in probes, every other setting "
+                  "at its default); hooks: 10-record, hooks/50-route-failover")
+    if args.smoke:
+        header.append(f"- NOTE: --smoke: {smoke_note}, to check that the benchmark runs; not figures")
+    if note:
+        header.append(f"- {note}")
+    return binary, header
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -416,29 +442,15 @@ def main() -> int:
     ap.add_argument("--back-timeout", type=float, help="bound of the return to eth0 between cuts, s (180)")
     ap.add_argument("--skip", default="", help="comma list of " + ",".join(PARTS))
     args = parse_bench_args(ap, "--smoke", "every part very short, all in parallel (CI)", SMOKE, FULL)
-    skip = set(filter(None, args.skip.split(",")))
-    if skip - set(PARTS):
-        ap.error(f"--skip: unknown parts {sorted(skip - set(PARTS))}; known: {','.join(PARTS)}")
+    skip = skipped_parts(ap, args, PARTS)
     if args.runs < 1 or args.bytes_seconds < 1 or args.steady_seconds < 1 or args.settle < 0:
         ap.error("--runs, --bytes-seconds and --steady-seconds must be at least 1, --settle at least 0")
-    found = lab_binary(args.binary, tools=("nft", "dnsmasq"), lab_problem=failoverlab.unavailable_reason)
-    if found is None:
+    started = lab_bench_header(
+        args, "uplinkd failover and probe cost at the default settings (Tests/bench/bench_failover.py)",
+        "very short windows and single runs")
+    if started is None:
         return 1
-    binary, note = found
-
-    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
-    header = header_lines(
-        "uplinkd failover and probe cost at the default settings (Tests/bench/bench_failover.py)",
-        f"{version} ({binary})", args.command)
-    header += [
-        "- configuration: `[interface X] dns = ROUTER` only (built-in probes, every other setting "
-        "at its default); hooks: 10-record, hooks/50-route-failover",
-    ]
-    if args.smoke:
-        header.append("- NOTE: --smoke: very short windows and single runs, to check that the "
-                      "benchmark runs; not figures")
-    if note:
-        header.append(f"- {note}")
+    binary, header = started
 
     parts = Parts()
     res, errors, attempt = parts.results, parts.errors, parts.attempt

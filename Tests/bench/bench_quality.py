@@ -52,10 +52,8 @@ from pathlib import Path
 from benchstats import NONE, Parts, fmt_s, median
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))   # the lab
-import failoverlab  # noqa: E402
-from bench_agent import lab_binary  # noqa: E402
-from bench_compare import header_lines, parse_bench_args  # noqa: E402
-from bench_failover import Scene, cut_runs  # noqa: E402
+from bench_compare import parse_bench_args  # noqa: E402
+from bench_failover import Scene, cut_runs, lab_bench_header, skipped_parts  # noqa: E402
 from failoverlab import FailoverLab  # noqa: E402
 
 PARTS = ("loss", "outages", "cut", "check")
@@ -234,23 +232,15 @@ def main() -> int:
     ap.add_argument("--checks", type=int, help="checks of the check part (10)")
     ap.add_argument("--skip", default="", help="comma list of " + ",".join(PARTS))
     args = parse_bench_args(ap, "--smoke", "every part very short (CI)", SMOKE, FULL)
-    skip = set(filter(None, args.skip.split(",")))
-    if skip - set(PARTS):
-        ap.error(f"--skip: unknown parts {sorted(skip - set(PARTS))}; known: {','.join(PARTS)}")
+    skip = skipped_parts(ap, args, PARTS)
     if not 0 < args.loss_percent < 100:
         ap.error("--loss-percent must be between 1 and 99")
-    found = lab_binary(args.binary, tools=("nft", "dnsmasq"), lab_problem=failoverlab.unavailable_reason)
-    if found is None:
+    started = lab_bench_header(
+        args, "uplinkd link quality and flap damping at the default settings (Tests/bench/bench_quality.py)",
+        "very short windows")
+    if started is None:
         return 1
-    binary, note = found
-    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
-    header = header_lines("uplinkd link quality and flap damping at the default settings "
-                          "(Tests/bench/bench_quality.py)", f"{version} ({binary})", args.command)
-    header.append("- configuration: `[interface X] dns = ROUTER` only; hooks: 10-record, hooks/50-route-failover")
-    if args.smoke:
-        header.append("- NOTE: --smoke: very short windows, to check that the benchmark runs; not figures")
-    if note:
-        header.append(f"- {note}")
+    binary, header = started
 
     parts = Parts()
     res, errors, attempt = parts.results, parts.errors, parts.attempt
