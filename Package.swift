@@ -4,10 +4,18 @@ import PackageDescription
 // uplinkd: per-uplink connectivity verdicts for Linux gateways.
 //
 // Targets, from the inside out:
-//   UplinkCore    pure Swift (no C imports): model, configuration, classification, verdicts.
-//   CCurl, CNetlink, CAres   system libraries found by pkg-config.
-//   CLinuxShim, CCurlShim, CAresShim   one tiny C shim per library: typed, non-variadic
-//                 wrappers for what Swift cannot call directly.
+//   UplinkCore    pure Swift (no C imports of its own, no I/O): model, configuration,
+//                 classification, verdicts.
+//   UplinkPattern the core's body patterns (`expect-regex`): PCRE2 behind one Swift type
+//                 with typed errors and fixed bounds of work and memory. PCRE2 is pure
+//                 computation (it touches no system state), so the core may depend on
+//                 it; a target of its own keeps the C pointers and lifetimes out of
+//                 the core's sources.
+//   CCurl, CNetlink, CAres, CPCRE2   system libraries found by pkg-config.
+//   CLinuxShim, CCurlShim, CAresShim, CPCRE2Shim   one tiny C shim per library: typed,
+//                 non-variadic wrappers for what Swift cannot call directly (PCRE2's
+//                 names and constants are macros, and its bounded search needs a C
+//                 callout).
 //   UplinkLinux   adapters: netlink, sysfs, libcurl prober, DNS, event loop, processes,
 //                 the agent.
 //   UplinkMonitor the embedding API (async changes). A target of its own so the
@@ -35,10 +43,17 @@ let package = Package(
             pkgConfig: "libcares",
             providers: [.apt(["libc-ares-dev"])]
         ),
+        .systemLibrary(
+            name: "CPCRE2",
+            pkgConfig: "libpcre2-8",
+            providers: [.apt(["libpcre2-dev"])]
+        ),
         .target(name: "CLinuxShim"),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         .target(name: "CAresShim", dependencies: ["CAres"]),
-        .target(name: "UplinkCore"),
+        .target(name: "CPCRE2Shim", dependencies: ["CPCRE2"]),
+        .target(name: "UplinkPattern", dependencies: ["CPCRE2Shim"]),
+        .target(name: "UplinkCore", dependencies: ["UplinkPattern"]),
         .target(
             name: "UplinkLinux",
             dependencies: ["UplinkCore", "CCurl", "CNetlink", "CAres", "CLinuxShim", "CCurlShim", "CAresShim"]
@@ -57,7 +72,7 @@ let package = Package(
         ),
         // Builders shared by both test targets; not part of any product.
         .target(name: "UplinkTestSupport", dependencies: ["UplinkCore"], path: "Tests/UplinkTestSupport"),
-        .testTarget(name: "UplinkCoreTests", dependencies: ["UplinkCore", "UplinkTestSupport"]),
+        .testTarget(name: "UplinkCoreTests", dependencies: ["UplinkCore", "UplinkPattern", "UplinkTestSupport"]),
         .testTarget(name: "UplinkLinuxTests",
                     dependencies: ["UplinkLinux", "UplinkCore", "UplinkMonitor", "UplinkTestSupport"]),
     ],

@@ -14,7 +14,8 @@ arch=$(dpkg --print-architecture)
 out=packaging/out
 stage=$out/stage
 rm -rf "$stage"
-mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/usr/lib/uplinkd" "$stage/etc/uplinkd/hooks.d" \
+mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/usr/lib/uplinkd/hooks" "$stage/usr/lib/uplinkd/hooks.d" \
+    "$stage/etc/uplinkd/hooks.d" "$stage/etc/uplinkd/uplinkd.conf.d" \
     "$stage/lib/systemd/system" "$stage/usr/share/doc/uplinkd" "$stage/usr/share/man/man8"
 
 swift build -c release --static-swift-stdlib >&2
@@ -22,16 +23,25 @@ install -m 0755 .build/release/uplinkd "$stage/usr/bin/uplinkd"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$stage/usr/bin/uplinkd"
 
 install -m 0644 config/uplinkd.conf "$stage/etc/uplinkd/uplinkd.conf"
+# The shipped hooks are code under /usr and run only once enabled by a link in
+# /etc/uplinkd/hooks.d (installing the package changes no route). The agent also
+# runs /usr/lib/uplinkd/hooks.d, which is for other packages' hooks: empty here.
 for hook in hooks/[0-9]*; do
-    install -m 0755 "$hook" "$stage/etc/uplinkd/hooks.d/$(basename "$hook")"
+    install -m 0755 "$hook" "$stage/usr/lib/uplinkd/hooks/$(basename "$hook")"
 done
 # The helpers the hooks source: code, not configuration (under /usr, not a conffile).
 install -m 0644 hooks/lib/uplinkd-hook.sh "$stage/usr/lib/uplinkd/hook-lib.sh"
 install -m 0644 packaging/debian/uplinkd.service "$stage/lib/systemd/system/uplinkd.service"
+# Opt-in (not enabled by the postinst): holds network-online.target for an uplink.
+install -m 0644 packaging/debian/uplinkd-wait-online.service "$stage/lib/systemd/system/uplinkd-wait-online.service"
 install -m 0644 packaging/debian/copyright "$stage/usr/share/doc/uplinkd/copyright"
 install -m 0644 README.md "$stage/usr/share/doc/uplinkd/README.md"
 gzip -9n < packaging/debian/uplinkd.8 > "$stage/usr/share/man/man8/uplinkd.8.gz"
 chmod 0644 "$stage/usr/share/man/man8/uplinkd.8.gz"
+mkdir -p "$stage/usr/share/man/man5"
+gzip -9n < packaging/debian/uplinkd.conf.5 > "$stage/usr/share/man/man5/uplinkd.conf.5.gz"
+chmod 0644 "$stage/usr/share/man/man5/uplinkd.conf.5.gz"
+install -D -m 0644 packaging/bash-completion/uplinkd "$stage/usr/share/bash-completion/completions/uplinkd"
 gzip -9n < packaging/debian/changelog > "$stage/usr/share/doc/uplinkd/changelog.Debian.gz"
 chmod 0644 "$stage/usr/share/doc/uplinkd/changelog.Debian.gz"
 for script in postinst prerm postrm; do

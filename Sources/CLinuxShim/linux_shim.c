@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <netinet/in.h>
 #include <linux/tcp.h>
 #include <unistd.h>
@@ -41,4 +42,21 @@ int uplinkd_tcp_totals(int fd, struct uplinkd_tcp_totals *totals) {
     totals->header_bytes = header;
     totals->rtt_us = info.tcpi_rtt;
     return 0;
+}
+
+long uplinkd_send_datagram(int fd, const char *path, size_t path_length,
+                           const void *data, size_t length) {
+    struct sockaddr_un address;
+    memset(&address, 0, sizeof address);
+    address.sun_family = AF_UNIX;
+    if (path_length == 0 || path_length >= sizeof address.sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(address.sun_path, path, path_length);
+    if (address.sun_path[0] == '@')
+        address.sun_path[0] = 0;
+    socklen_t address_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + path_length);
+    /* MSG_DONTWAIT: a full queue at systemd's end must never block the event loop. */
+    return (long)sendto(fd, data, length, MSG_NOSIGNAL | MSG_DONTWAIT, (const struct sockaddr *)&address, address_length);
 }

@@ -63,6 +63,10 @@ public struct AgentCore: Sendable {
         var alarmPending = false
         /// Where the last round found the uplink's DNS servers.
         var dnsSource: DNSSource?
+        /// Its addresses and gateways as last observed, and the last round's servers.
+        var network = UplinkNetwork()
+        /// Its usable addresses when it last had any: what its NATed connections used.
+        var lastAddresses: [IPAddress] = []
         /// When a round last validated (light, verification or full).
         var lastValidatedMilliseconds: Int?
         /// When the last round of any purpose finished.
@@ -146,6 +150,11 @@ public struct AgentCore: Sendable {
     /// of a vanished uplink can never match one of its successor.
     private var lastGeneration = 0
     private var selector = PrimarySelector()
+    /// The primary of each address family, chosen the same way from the family's own
+    /// verdicts: an uplink whose IPv6 is broken keeps IPv4 but not IPv6 traffic.
+    private var familySelectors: [AddressFamily: PrimarySelector] = [.ipv4: PrimarySelector(), .ipv6: PrimarySelector()]
+    /// The last primary that vanished, with its last addresses.
+    private var vanishedPrimary: (name: InterfaceName, addresses: [IPAddress])?
     /// The latest time the core was told (wake-ups are only ever in the future).
     private var latestMilliseconds = 0
 
@@ -154,11 +163,24 @@ public struct AgentCore: Sendable {
     }
 
     public var primary: InterfaceName? { selector.primary }
+    /// The primary of each family that has one.
+    public var familyPrimaries: [AddressFamily: InterfaceName] {
+        familySelectors.compactMapValues(\.primary)
+    }
+
+    /// Backups to verify before they take over, overall or in one family.
+    private var verifyTargets: Set<InterfaceName> {
+        Set(([selector] + familySelectors.values).compactMap(\.toVerify))
+    }
     public var uplinkNames: [InterfaceName] { uplinks.keys.sorted() }
 
     public func verdict(of name: InterfaceName) -> Assessment? { uplinks[name]?.machine.assessment }
 
     public func isMetered(_ name: InterfaceName) -> Bool? { uplinks[name]?.metered }
+
+    /// Probe bytes by interface since the core started: never reset, unlike the day's
+    /// count in the state (the metrics export's counter).
+    public var probeBytesTotals: [InterfaceName: Int] { budgets.mapValues(\.totalBytes) }
 
     public func settings(of name: InterfaceName) -> ProbingSettings? { uplinks[name]?.settings }
 
@@ -206,6 +228,9 @@ public struct AgentCore: Sendable {
         })
         for name in uplinks.keys.sorted() where !currentNames.contains(name) {
             var uplink = uplinks.removeValue(forKey: name)!
+            // Gone before the primary moved away from it: the primary event still
+            // needs its addresses.
+            if name == selector.primary { vanishedPrimary = (name, uplink.lastAddresses) }
             let previous = uplink.machine.verdict
             // Gone from the kernel, or no longer selected as an uplink (configuration).
             let reason: Reason = vanished.contains(name) ? .noSuchInterface : .notAnUplink
@@ -234,6 +259,8 @@ public struct AgentCore: Sendable {
             budgets[name, default: ByteBudget(limitBytes: nil)].limitBytes = settings.dailyBudgetBytes
             let previousLink = uplink.link
             uplink.link = link
+            uplink.network = UplinkNetwork(facts: facts, dnsServers: uplink.network.dnsServers)
+            if !uplink.network.addresses.isEmpty { uplink.lastAddresses = uplink.network.addresses.map(\.address) }
             let previous = uplink.machine.verdict
             if uplink.machine.linkChanged(link, now: now) {
                 hooks.append(verdictEvent(uplink, previous: previous, now: now))
@@ -283,7 +310,10 @@ public struct AgentCore: Sendable {
         }
         uplink.round = nil
         uplink.lastRoundMilliseconds = at
-        if let dns = report.dns { uplink.dnsSource = dns.source }
+        if let dns = report.dns {
+            uplink.dnsSource = dns.source
+            uplink.network.dnsServers = dns.addresses
+        }
         learn(from: report, into: &uplink, now: at)
         let validated = report.assessment.verdict == .online
         // A full round together with what the earlier looks of the same doubt validated.
@@ -297,9 +327,16 @@ public struct AgentCore: Sendable {
             // uplink online over IPv4 with broken IPv6 keeps failing IPv6 quietly).
             let online = AddressFamily.allCases.filter { uplink.machine.families[$0]?.verdict == .online }
             let held = validated && online.allSatisfy { report.families[$0]?.verdict == .online }
+            // A family that was not online validated: only a full round may say it is
+            // back (and give it its primary role again).
+            let familyBack = AddressFamily.allCases.contains { family in
+                uplink.machine.families[family].map { $0.verdict != .online } == true
+                    && report.families[family]?.verdict == .online
+            }
             if held {
                 uplink.lastValidatedMilliseconds = at
                 uplink.schedule.roundFinished(at: at, suspect: false, online: true, settings: uplink.settings)
+                if familyBack { startDoubt(&uplink, now: at) }
             } else {
                 uplink.answers.clear()
                 if selector.heldDown.contains(uplink.name) { uplink.holdDownRestartMilliseconds = at }
@@ -448,7 +485,7 @@ public struct AgentCore: Sendable {
 
     /// When the runtime must call `tick` next (monotonic milliseconds), if ever.
     public func nextWakeMilliseconds() -> Int? {
-        var wake = selector.holdDownEndsMilliseconds
+        var wake = ([selector] + familySelectors.values).compactMap(\.holdDownEndsMilliseconds).min()
         for damping in dampings.values {
             guard let release = damping.releaseMilliseconds(settings: policy.damping) else { continue }
             wake = min(wake ?? release, release)
@@ -489,7 +526,7 @@ public struct AgentCore: Sendable {
                     figures: uplink.figures ?? QualityFigures(), degraded: uplink.degraded,
                     flapPenalty: Int((dampings[name]?.penalty(at: now.monotonicMilliseconds, settings: policy.damping) ?? 0).rounded()),
                     suppressed: dampings[name]?.suppressed ?? false))
-        }, writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped)
+        }, writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped, familyPrimaries: familyPrimaries)
     }
 
     // MARK: internals
@@ -642,7 +679,7 @@ public struct AgentCore: Sendable {
             var uplink = uplinks[name]!
             guard uplink.round == nil, case .probe(let families) = uplink.link else { continue }
             // A backup to verify before it takes over gets its probe now.
-            if selector.toVerify == name && !isFresh(uplink, now: at) && !uplink.verificationFailed {
+            if verifyTargets.contains(name) && !isFresh(uplink, now: at) && !uplink.verificationFailed {
                 uplink.verifyRequested = true
                 uplink.schedule.probeNow(at: at, settings: uplink.settings)
             }
@@ -658,7 +695,7 @@ public struct AgentCore: Sendable {
                 uplinks[name] = uplink
                 continue
             }
-            let promotion = purpose == .verify && selector.toVerify == name
+            let promotion = purpose == .verify && verifyTargets.contains(name)
             if !uplink.linkTriggered && !uplink.doubt && !promotion, var budget = budgets[name],
                !budget.allowsPeriodicProbe(at: at) {
                 // Budget spent: only link events probe until the day's window rolls over.
@@ -686,16 +723,36 @@ public struct AgentCore: Sendable {
         let at = now.monotonicMilliseconds
         latestMilliseconds = max(latestMilliseconds, at)
         let previous = selector.primary
+        let previousFamilies = familyPrimaries
         var notes: [String] = []
         for name in dampings.keys.sorted() where dampings[name]!.update(at: at, settings: policy.damping) {
             notes.append("\(name): flap damping penalty down to \(policy.damping.reuseLimit): no longer suppressed")
         }
         let candidates = uplinks.values.map { candidate(for: $0, now: at) }
-        let changed = selector.select(from: candidates, policy: policy, now: at)
+        let overallChanged = selector.select(from: candidates, policy: policy, now: at)
+        var familyReason: PrimaryChangeReason?
+        for family in AddressFamily.allCases {
+            let familyCandidates = uplinks.values.compactMap { uplink -> PrimarySelector.Candidate? in
+                guard let verdict = uplink.machine.families[family]?.verdict else { return nil }
+                var candidate = candidate(for: uplink, now: at)
+                // The uplink's own verdict, with its hysteresis, decides whether it is
+                // online at all; a family drops out on its own only while another
+                // family carries the uplink (its IPv6 broken, its IPv4 fine). When
+                // every family fails at once the uplink is in doubt as a whole, and
+                // all its families leave together with it.
+                let anotherFamilyWorks = uplink.machine.families.contains { $0.key != family && $0.value.verdict == .online }
+                if verdict != .online && anotherFamilyWorks { candidate.verdict = verdict }
+                return candidate
+            }
+            if familySelectors[family]!.select(from: familyCandidates, policy: policy, now: at) {
+                familyReason = familyReason ?? familySelectors[family]!.changeReason
+            }
+        }
+        let changed = overallChanged || familyReason != nil
         // An uplink waiting out its hold-down proves itself with a light round every
         // couple of seconds, so a link that keeps dropping out is caught before it
         // takes over again rather than after.
-        for name in selector.heldDown {
+        for name in Set(([selector] + familySelectors.values).flatMap(\.heldDown)).sorted() {
             guard var uplink = uplinks[name], uplink.round == nil, let due = uplink.schedule.nextDueMilliseconds else { continue }
             let proving = (uplink.lastRoundMilliseconds ?? at) + provingIntervalMilliseconds(uplink.settings)
             if proving < due {
@@ -704,7 +761,7 @@ public struct AgentCore: Sendable {
             }
         }
         guard changed else { return notes.map(Action.note) }
-        if let primary = selector.primary {
+        if overallChanged, let primary = selector.primary {
             // A new primary starts with a fresh view of its traffic.
             uplinks[primary]?.traffic = TrafficMonitor()
             uplinks[primary]?.lastAnsweredTrafficMilliseconds = nil
@@ -721,8 +778,17 @@ public struct AgentCore: Sendable {
                               verdict: assessment.verdict, previousVerdict: assessment.verdict,
                               reason: assessment.reason, portalURL: assessment.portalURL,
                               primary: selector.primary, previousPrimary: previous, wallSeconds: now.wallSeconds)
-        event.primaryReason = selector.changeReason
+        event.primaryReason = overallChanged ? selector.changeReason : familyReason
         event.quality = subject?.figures
+        event.network = subject?.network ?? UplinkNetwork()
+        event.familyPrimaries = familyPrimaries
+        event.previousFamilyPrimaries = previousFamilies
+        // The uplink given up: its addresses as last seen, for flushing its NATed
+        // connections after the addresses themselves are gone.
+        if let previous {
+            event.previousAddresses = uplinks[previous]?.lastAddresses
+                ?? (vanishedPrimary?.name == previous ? vanishedPrimary!.addresses : [])
+        }
         return [.runHook(event)] + notes.map(Action.note)
     }
 
@@ -764,6 +830,27 @@ public struct AgentCore: Sendable {
                               portalURL: assessment.verdict == .captive ? assessment.portalURL : nil,
                               primary: selector.primary, previousPrimary: selector.primary, wallSeconds: now.wallSeconds)
         event.quality = uplink.figures
+        event.network = uplink.network
+        event.familyPrimaries = familyPrimaries
+        event.previousFamilyPrimaries = familyPrimaries
+        event.previousAddresses = uplink.lastAddresses
+        return event
+    }
+
+    /// The last event, when the agent stops: it describes the primary (hooks may undo
+    /// what they did for it), and names no interface when there was none.
+    public func stopEvent(now: Instant) -> HookEvent {
+        let primary = selector.primary
+        let uplink = primary.flatMap { uplinks[$0] }
+        let assessment = uplink?.machine.assessment ?? Assessment(.unknown, reason: .stopping)
+        var event = HookEvent(kind: .stop, interface: primary, interfaceKind: uplink?.kind ?? .other,
+                              verdict: assessment.verdict, previousVerdict: assessment.verdict,
+                              reason: assessment.reason, portalURL: nil,
+                              primary: nil, previousPrimary: primary, wallSeconds: now.wallSeconds)
+        event.quality = uplink?.figures
+        event.network = uplink?.network ?? UplinkNetwork()
+        event.previousFamilyPrimaries = familyPrimaries
+        event.previousAddresses = uplink?.lastAddresses ?? []
         return event
     }
 }

@@ -17,6 +17,14 @@ public struct AgentPolicy: Sendable, Equatable {
     public var wwanDailyBudgetBytes: Int?
     public var stateFilePath = "/run/uplinkd/state"
     public var hooksDirectory = "/etc/uplinkd/hooks.d"
+    /// Hooks other packages install (uplinkd's own are not here: they are enabled
+    /// by a link in `hooksDirectory`). A same-named entry of `hooksDirectory`
+    /// overrides one here, and a link from there to /dev/null masks it.
+    public var vendorHooksDirectory = "/usr/lib/uplinkd/hooks.d"
+    /// The least important log lines written (`--verbose` goes further).
+    public var logLevel = LogLevel.notice
+    /// systemd hears "ready" once every uplink has a first verdict, or after this long.
+    public var readyTimeoutMilliseconds = 30_000
     /// Time limit of one hook (TERM at the limit, KILL 5 s later).
     public var hookTimeoutMilliseconds = 30_000
 
@@ -65,5 +73,14 @@ public enum AvoidDegraded: String, Sendable, CaseIterable {
         case .unmetered: return !metered
         case .any: return true
         }
+    }
+}
+
+/// `log-level`: the least important lines the agent logs, as syslog names them.
+public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+    case debug, info, notice, warning, error
+
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
 }

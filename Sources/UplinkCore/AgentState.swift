@@ -73,24 +73,32 @@ public struct AgentState: Sendable, Equatable {
     public var pid: Int
     /// Whether the agent stopped (the final state written on TERM/INT).
     public var stopped: Bool
+    /// The primary of each family that has one (it differs from `primary` when an
+    /// uplink carries one family but not the other).
+    public var familyPrimaries: [AddressFamily: InterfaceName] = [:]
 
-    public init(primary: InterfaceName?, uplinks: [UplinkStatus], writtenWallSeconds: Int, pid: Int, stopped: Bool = false) {
+    public init(primary: InterfaceName?, uplinks: [UplinkStatus], writtenWallSeconds: Int, pid: Int, stopped: Bool = false,
+                familyPrimaries: [AddressFamily: InterfaceName] = [:]) {
         self.primary = primary
         self.uplinks = uplinks
         self.writtenWallSeconds = writtenWallSeconds
         self.pid = pid
         self.stopped = stopped
+        self.familyPrimaries = familyPrimaries
     }
 
     /// Equality of content, ignoring when and by whom it was written: the file is
     /// replaced only when this changes.
     public func sameContent(as other: AgentState) -> Bool {
         primary == other.primary && uplinks == other.uplinks && stopped == other.stopped
+            && familyPrimaries == other.familyPrimaries
     }
 
     public var json: JSONValue {
         .object([
             ("primary", .optional(primary?.value)),
+            ("primary_ipv4", .optional(familyPrimaries[.ipv4]?.value)),
+            ("primary_ipv6", .optional(familyPrimaries[.ipv6]?.value)),
             ("written", .int(writtenWallSeconds)),
             ("pid", .int(pid)),
             ("stopped", .bool(stopped)),

@@ -1,20 +1,44 @@
-/// A regular expression a body must match (Swift Regex syntax, as in PCRE).
-// @unchecked: `Regex` is not marked Sendable because of its generic output type, but
-// this one is never mutated after `init` and only used to match; the standard library
-// builds its compiled program lazily with an atomic compare-and-exchange, so sharing a
-// configuration (the embedding API hands one to the agent's thread) is safe.
-public struct BodyPattern: Hashable, @unchecked Sendable {
+import UplinkPattern
+
+/// A regular expression a body must match (`expect-regex`, PCRE2 syntax). Compiled
+/// when the configuration is read, so a pattern PCRE2 refuses (or one too long or
+/// nested too deep) is a configuration error, and searched within fixed bounds
+/// (BoundedRegex.Limits.standard): the body comes from the network, and a search that
+/// could run for seconds is stopped and reported, never waited for.
+public struct BodyPattern: Hashable, Sendable {
+    /// How a search ended.
+    public enum Outcome: Sendable, Equatable {
+        case matched
+        case notMatched
+        /// The search stopped at its bound (steps or backtracking memory) undecided.
+        case limitReached
+    }
+
     public let source: String
-    let regex: Regex<AnyRegexOutput>
+    let regex: BoundedRegex
 
-    public init(_ source: String) throws {
+    public init(_ source: String) throws(ValueError) {
+        do {
+            regex = try BoundedRegex(source)
+        } catch {
+            if error.offset == nil {
+                throw ValueError("regular expression of \(error.description)")
+            }
+            throw ValueError("invalid regular expression '\(source.printableEscaped)': \(error.description)")
+        }
         self.source = source
-        self.regex = try Regex(source)
     }
 
-    public func matches(_ text: String) -> Bool {
-        (try? regex.firstMatch(in: text)) != nil
+    public func search(_ body: [UInt8]) -> Outcome {
+        switch regex.search(body) {
+        case .matched: return .matched
+        case .notMatched: return .notMatched
+        // `failed` is folded in: it cannot decide either, and is not expected.
+        case .stepLimit, .memoryLimit, .failed: return .limitReached
+        }
     }
+
+    public func search(_ text: String) -> Outcome { search(Array(text.utf8)) }
 
     public static func == (lhs: BodyPattern, rhs: BodyPattern) -> Bool { lhs.source == rhs.source }
     public func hash(into hasher: inout Hasher) { hasher.combine(source) }

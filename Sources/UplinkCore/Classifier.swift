@@ -48,8 +48,16 @@ public enum Classifier {
                            portalURL: PortalHints.portalURL(in: response.bodyText, base: probe.url)
                                ?? probe.url.description)
         }
-        if isValid(response, for: probe.expectation) {
+        switch validate(response, for: probe.expectation) {
+        case .valid:
             return .valid
+        case .patternLimit:
+            // Neither success nor evidence of a portal: reading it as body-mismatch
+            // would run portal hooks on what may be the expected page. A reason of
+            // its own shows the operator which probe's pattern to rewrite.
+            return .broken(reason: .patternLimit)
+        case .invalid:
+            break
         }
         if (500...599).contains(status) {
             return .broken(reason: .badProxy)
@@ -70,15 +78,35 @@ public enum Classifier {
 
     /// Whether a response meets every check of an expectation.
     public static func isValid(_ response: ProbeResponse, for expectation: Expectation) -> Bool {
-        guard response.status == expectation.status else { return false }
-        if expectation.expectsEmptyBody && !response.body.isEmpty { return false }
+        validate(response, for: expectation) == .valid
+    }
+
+    /// What the checks of an expectation say about a response. The cheap checks come
+    /// first, so a body they already refuse is never searched with the pattern.
+    public static func validate(_ response: ProbeResponse, for expectation: Expectation) -> Validation {
+        guard response.status == expectation.status else { return .invalid }
+        if expectation.expectsEmptyBody && !response.body.isEmpty { return .invalid }
         let text = response.bodyText
         if let equals = expectation.bodyEquals, text.trimmingWhitespace != equals.trimmingWhitespace {
-            return false
+            return .invalid
         }
-        if let contains = expectation.bodyContains, !text.contains(contains) { return false }
-        if let pattern = expectation.bodyPattern, !pattern.matches(text) { return false }
-        if expectation.validator != nil && response.validatorAccepted != true { return false }
-        return true
+        if let contains = expectation.bodyContains, !text.containsSubstring(contains) { return .invalid }
+        if let pattern = expectation.bodyPattern {
+            switch pattern.search(response.body) {
+            case .matched: break
+            case .notMatched: return .invalid
+            case .limitReached: return .patternLimit
+            }
+        }
+        if expectation.validator != nil && response.validatorAccepted != true { return .invalid }
+        return .valid
+    }
+
+    /// The result of `validate`.
+    public enum Validation: Sendable, Equatable {
+        case valid
+        case invalid
+        /// The body's pattern search stopped at its bound before it could decide.
+        case patternLimit
     }
 }

@@ -27,6 +27,8 @@ public struct Configuration: Sendable, Equatable {
     public var agent = AgentPolicy()
     /// How probe host names are resolved (`[dns]`).
     public var dns = DNSSettings()
+    /// What the agent exports for other tools (`[export]`).
+    public var export = ExportSettings()
 
     public init() {}
 

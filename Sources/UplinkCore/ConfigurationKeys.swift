@@ -61,6 +61,17 @@ public enum ConfigurationKeys {
             c.agent.stateFilePath = try ValueParser.absolutePath(value)
         }),
         ("hooks-dir", { (value: String, c: inout Configuration) throws(ValueError) in c.agent.hooksDirectory = try ValueParser.absolutePath(value) }),
+        ("vendor-hooks-dir", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.vendorHooksDirectory = try ValueParser.absolutePath(value) }),
+        ("log-level", { (value: String, c: inout Configuration) throws(ValueError) in
+            guard let level = LogLevel(rawValue: value) else {
+                throw ValueError("expected one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", ")); got '\(value.printableEscaped)'")
+            }
+            c.agent.logLevel = level
+        }),
+        ("ready-timeout", { (value: String, c: inout Configuration) throws(ValueError) in
+            // Below the unit's TimeoutStartSec= (90 s), or systemd would kill the start.
+            c.agent.readyTimeoutMilliseconds = try ValueParser.duration(value, range: 0...60_000) }),
         ("hook-timeout", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.hookTimeoutMilliseconds = try ValueParser.duration(value, range: 1_000...600_000) }),
         ("avoid-degraded", { (value: String, c: inout Configuration) throws(ValueError) in
@@ -172,13 +183,7 @@ public enum ConfigurationKeys {
             guard !value.isEmpty else { throw ValueError("an empty string is contained in every body") }
             d.bodyContains = value
         }),
-        ("expect-regex", { (value: String, d: inout ProbeDraft) throws(ValueError) in
-            do {
-                d.bodyPattern = try BodyPattern(value)
-            } catch {
-                throw ValueError("invalid regular expression '\(value.printableEscaped)'")
-            }
-        }),
+        ("expect-regex", { (value: String, d: inout ProbeDraft) throws(ValueError) in d.bodyPattern = try BodyPattern(value) }),
         ("validator", { (value: String, d: inout ProbeDraft) throws(ValueError) in
             let words = value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
             guard let path = words.first, path.hasPrefix("/") else {
@@ -194,6 +199,21 @@ public enum ConfigurationKeys {
                 throw ValueError("expected a single-line header value such as 'Bearer TOKEN'")
             }
             d.authorization = value
+        }),
+    ])
+
+    /// `[export]`: files the agent writes for other tools.
+    public static let export = KeyTable<Configuration>(section: "export", [
+        ("prometheus-textfile", { (value: String, c: inout Configuration) throws(ValueError) in
+            guard !value.hasSuffix("/") else { throw ValueError("expected a file, not a directory: '\(value.printableEscaped)'") }
+            let path = try ValueParser.absolutePath(value)
+            // node_exporter's textfile collector reads only `*.prom`; the file's
+            // temporary copies (`NAME.prom.tmp.PID`) are then never read half-written.
+            let name = path.split(separator: "/").last ?? ""
+            guard name.hasSuffix(".prom"), name.count > ".prom".count else {
+                throw ValueError("expected a file name ending in .prom (node_exporter's textfile collector reads only those), got '\(value.printableEscaped)'")
+            }
+            c.export.prometheusTextfilePath = path
         }),
     ])
 }

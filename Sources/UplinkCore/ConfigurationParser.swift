@@ -15,11 +15,28 @@
 /// (no trailing comments, since URLs and bodies may contain '#'); double quotes keep
 /// leading or trailing spaces and allow \" \\ \n \t. The keys of each section are in
 /// `ConfigurationKeys`.
+///
+/// Drop-in files (`uplinkd.conf.d/*.conf`) are read after the main file, in name
+/// order, into the same configuration: a later file may open a section again and its
+/// keys override earlier ones (a list is replaced, not extended), and a `[probe NAME]`
+/// given again replaces the earlier probe. Within one file the strict rules hold.
 public struct ConfigurationParser {
+    /// The main file: named by errors that concern the whole configuration.
     public let fileName: String
 
     public init(fileName: String) {
         self.fileName = fileName
+    }
+
+    /// One file's name and text, in the order they apply.
+    public struct Source: Sendable {
+        public var fileName: String
+        public var text: String
+
+        public init(fileName: String, text: String) {
+            self.fileName = fileName
+            self.text = text
+        }
     }
 
     private enum Section {
@@ -28,30 +45,91 @@ public struct ConfigurationParser {
         case links
         case agent
         case dns
+        case export
         case probe(name: String, line: Int, draft: ProbeDraft)
         case interface(InterfaceName)
         case kind(InterfaceKind)
     }
 
     public func parse(_ text: String) throws(ConfigurationError) -> Configuration {
+        try parse([Source(fileName: fileName, text: text)])
+    }
+
+    /// Where a key was last set: "[section] key" -> file and line. Checks of the
+    /// merged configuration name the file that decided, a drop-in's included.
+    private typealias Origins = [String: (file: String, line: Int, value: String)]
+
+    /// The main file and its drop-ins, in the order they apply.
+    public func parse(_ sources: [Source]) throws(ConfigurationError) -> Configuration {
         var configuration = Configuration()
+        var origins: Origins = [:]
+        for source in sources {
+            try parse(source, into: &configuration, origins: &origins)
+        }
+        /// An error about a key, located where the last file set it (or, never set,
+        /// the main file).
+        func error(_ key: String, in sections: [String], _ message: String) -> ConfigurationError {
+            let origin = sections.compactMap { origins["[\($0)] \(key)"] }.first
+            return ConfigurationError(file: origin?.file ?? fileName, line: origin?.line, key: key, message: message)
+        }
+
+        if configuration.probes.isEmpty {
+            throw error("default-probes", in: ["check"],
+                        "no probes left: default-probes is off and no [probe NAME] section is given")
+        }
+        // `probes =` lines, checked now that every [probe] section is known; a later
+        // file's line replaced an earlier one of the same section.
+        let known = configuration.probes.map(\.name)
+        for (place, origin) in origins.sorted(by: { $0.key < $1.key }) where place.hasSuffix("] probes") {
+            if let unknown = ValueParser.list(origin.value).first(where: { !known.contains($0) }) {
+                throw ConfigurationError(file: origin.file, line: origin.line, key: "probes",
+                                         message: "no probe named '\(unknown.printableEscaped)'; the probe set has: \(known.joined(separator: " "))")
+            }
+        }
+        let damping = configuration.agent.damping
+        if damping.reuseLimit >= damping.suppressLimit {
+            let key = origins["[agent] flap-reuse"] != nil || origins["[agent] flap-suppress"] == nil ? "flap-reuse" : "flap-suppress"
+            throw error(key, in: ["agent"],
+                        "flap-reuse (\(damping.reuseLimit)) must be below flap-suppress (\(damping.suppressLimit)), or a suppressed uplink would never be released")
+        }
+        if damping.penaltyPerFlap > 0 && damping.ceiling < Double(damping.suppressLimit) {
+            throw error("flap-max-suppress", in: ["agent"],
+                        "flap-max-suppress is too short for flap-half-life, flap-suppress and flap-reuse: the penalty could never reach flap-suppress, so damping would never act (make it longer, or set flap-penalty = 0 to turn damping off)")
+        }
+        if configuration.httpsOnly, let plain = configuration.probes.first(where: { $0.url.scheme == .http }) {
+            throw error("https-only", in: ["check"],
+                        "https-only is on but probe '\(plain.name)' uses plain HTTP (\(plain.url)); set default-probes = no and give https probes")
+        }
+        return configuration
+    }
+
+    /// One file's sections and keys applied to `configuration`.
+    private func parse(_ source: Source, into configuration: inout Configuration,
+                       origins: inout Origins) throws(ConfigurationError) {
+        let file = source.fileName
         var section: Section?
+        var sectionKey = ""
         var seenKeys: Set<String> = []
         var seenSections: Set<String> = []
-        /// `probes = ...` lines, checked once every [probe] section is known.
-        var probeSelections: [(line: Int, names: [String])] = []
 
         func finish(_ section: Section?) throws(ConfigurationError) {
             guard case .probe(let name, let line, let draft)? = section else { return }
+            let probe: ProbeSpec
             do {
-                configuration.customProbes.append(try draft.build(name: name))
+                probe = try draft.build(name: name)
             } catch {
-                throw ConfigurationError(file: fileName, line: line, key: error.key, message: "probe '\(name)': \(error.message)")
+                throw ConfigurationError(file: file, line: line, key: error.key, message: "probe '\(name)': \(error.message)")
+            }
+            // A drop-in's probe of the same name replaces the earlier one where it was.
+            if let earlier = configuration.customProbes.firstIndex(where: { $0.name == name }) {
+                configuration.customProbes[earlier] = probe
+            } else {
+                configuration.customProbes.append(probe)
             }
         }
 
         var lineNumber = 0
-        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+        for rawLine in source.text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             lineNumber += 1
             var line = Substring(rawLine)
             if line.last == "\r" { line = line.dropLast() }
@@ -60,31 +138,31 @@ public struct ConfigurationParser {
 
             if trimmed.hasPrefix("[") {
                 guard trimmed.hasSuffix("]") else {
-                    throw error(lineNumber, nil, "section header must end with ']'")
+                    throw error(file, lineNumber, nil, "section header must end with ']'")
                 }
                 try finish(section)
                 let inner = String(trimmed.dropFirst().dropLast()).trimmingWhitespace
                 let words = inner.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-                let sectionKey = words.joined(separator: " ")
+                sectionKey = words.joined(separator: " ")
                 guard seenSections.insert(sectionKey).inserted else {
-                    throw error(lineNumber, nil, "section [\(sectionKey.printableEscaped)] appears twice")
+                    throw error(file, lineNumber, nil, "section [\(sectionKey.printableEscaped)] appears twice")
                 }
                 seenKeys = []
-                section = try header(words, sectionKey: sectionKey, line: lineNumber)
+                section = try header(words, sectionKey: sectionKey, file: file, line: lineNumber)
                 continue
             }
 
             guard let equals = trimmed.firstIndex(of: "=") else {
-                throw error(lineNumber, nil, "expected 'key = value' or a [section] header")
+                throw error(file, lineNumber, nil, "expected 'key = value' or a [section] header")
             }
             let key = trimmed[..<equals].trimmingWhitespace
             let rawValue = trimmed[trimmed.index(after: equals)...].trimmingWhitespace
-            guard !key.isEmpty else { throw error(lineNumber, nil, "missing key before '='") }
+            guard !key.isEmpty else { throw error(file, lineNumber, nil, "missing key before '='") }
             guard let currentSection = section else {
-                throw error(lineNumber, key, "key outside any section; put it under [check]")
+                throw error(file, lineNumber, key, "key outside any section; put it under [check]")
             }
             guard seenKeys.insert(key).inserted else {
-                throw error(lineNumber, key, "set twice in the same section")
+                throw error(file, lineNumber, key, "set twice in the same section")
             }
             // Every value error below is located here: file, line and key.
             do throws(ValueError) {
@@ -103,6 +181,8 @@ public struct ConfigurationParser {
                     try ConfigurationKeys.agent.apply(key, value, to: &configuration)
                 case .dns:
                     try ConfigurationKeys.dns.apply(key, value, to: &configuration.dns)
+                case .export:
+                    try ConfigurationKeys.export.apply(key, value, to: &configuration)
                 case .interface(let name):
                     try ConfigurationKeys.interface.named("interface \(name)")
                         .apply(key, value, to: &configuration.interfaces[name, default: InterfaceSettings()])
@@ -110,70 +190,46 @@ public struct ConfigurationParser {
                     try ConfigurationKeys.kind.named("kind \(kind.rawValue)")
                         .apply(key, value, to: &configuration.kinds[kind, default: ProbingOverrides()])
                 }
-                if key == "probes" { probeSelections.append((lineNumber, ValueParser.list(value))) }
+                origins["[\(sectionKey)] \(key)"] = (file, lineNumber, value)
             } catch {
-                throw self.error(lineNumber, key, error.message)
+                throw self.error(file, lineNumber, key, error.message)
             }
         }
         try finish(section)
-
-        if configuration.probes.isEmpty {
-            throw ConfigurationError(file: fileName, line: nil, key: "default-probes",
-                                     message: "no probes left: default-probes is off and no [probe NAME] section is given")
-        }
-        let known = configuration.probes.map(\.name)
-        for selection in probeSelections {
-            if let unknown = selection.names.first(where: { !known.contains($0) }) {
-                throw error(selection.line, "probes", "no probe named '\(unknown.printableEscaped)'; the probe set has: \(known.joined(separator: " "))")
-            }
-        }
-        let damping = configuration.agent.damping
-        if damping.reuseLimit >= damping.suppressLimit {
-            throw ConfigurationError(file: fileName, line: nil, key: "flap-reuse",
-                                     message: "flap-reuse (\(damping.reuseLimit)) must be below flap-suppress (\(damping.suppressLimit)), or a suppressed uplink would never be released")
-        }
-        if damping.penaltyPerFlap > 0 && damping.ceiling < Double(damping.suppressLimit) {
-            throw ConfigurationError(file: fileName, line: nil, key: "flap-max-suppress",
-                                     message: "flap-max-suppress is too short for flap-half-life, flap-suppress and flap-reuse: the penalty could never reach flap-suppress, so damping would never act (make it longer, or set flap-penalty = 0 to turn damping off)")
-        }
-        if configuration.httpsOnly, let plain = configuration.probes.first(where: { $0.url.scheme == .http }) {
-            throw ConfigurationError(file: fileName, line: nil, key: "https-only",
-                                     message: "https-only is on but probe '\(plain.name)' uses plain HTTP (\(plain.url)); set default-probes = no and give https probes")
-        }
-        return configuration
     }
 
-    private func header(_ words: [String], sectionKey: String, line: Int) throws(ConfigurationError) -> Section {
+    private func header(_ words: [String], sectionKey: String, file: String, line: Int) throws(ConfigurationError) -> Section {
         switch (words.first, words.count) {
         case ("check", 1): return .check
         case ("uplinks", 1): return .uplinks
         case ("links", 1): return .links
         case ("agent", 1): return .agent
         case ("dns", 1): return .dns
+        case ("export", 1): return .export
         case ("probe", 2):
             guard ConfigurationParser.isValidProbeName(words[1]) else {
-                throw error(line, nil, "probe name '\(words[1].printableEscaped)' may use only letters, digits, '-', '_' and '.'")
+                throw error(file, line, nil, "probe name '\(words[1].printableEscaped)' may use only letters, digits, '-', '_' and '.'")
             }
             return .probe(name: words[1], line: line, draft: ProbeDraft())
         case ("interface", 2):
             do {
                 return .interface(try ValueParser.interfaceName(words[1]))
             } catch {
-                throw self.error(line, nil, error.message)
+                throw self.error(file, line, nil, error.message)
             }
         case ("kind", 2):
             do {
                 return .kind(try ValueParser.kind(words[1]))
             } catch {
-                throw self.error(line, nil, error.message)
+                throw self.error(file, line, nil, error.message)
             }
         default:
-            throw error(line, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [agent], [dns], [uplinks], [links], [probe NAME], [kind KIND] or [interface NAME]")
+            throw error(file, line, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [agent], [dns], [uplinks], [links], [export], [probe NAME], [kind KIND] or [interface NAME]")
         }
     }
 
-    private func error(_ line: Int, _ key: String?, _ message: String) -> ConfigurationError {
-        ConfigurationError(file: fileName, line: line, key: key, message: message)
+    private func error(_ file: String, _ line: Int, _ key: String?, _ message: String) -> ConfigurationError {
+        ConfigurationError(file: file, line: line, key: key, message: message)
     }
 
     static func isValidProbeName(_ name: String) -> Bool {

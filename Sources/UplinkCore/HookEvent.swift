@@ -1,13 +1,17 @@
-/// Something hooks are told about: a verdict change of one uplink, or a change of the
-/// primary uplink.
+/// Something hooks are told about: a verdict change of one uplink, a change of the
+/// primary uplink, or the agent stopping.
 public struct HookEvent: Sendable, Equatable {
     public enum Kind: String, Sendable {
         case verdict
         case primary
+        /// The agent stops (TERM, INT): the last event, after the final state is known.
+        case stop
     }
 
     public var kind: Kind
-    public var interface: InterfaceName
+    /// The uplink the event is about; a stop event describes the primary, and has
+    /// none when there was no primary.
+    public var interface: InterfaceName?
     public var interfaceKind: InterfaceKind
     public var verdict: Verdict
     public var previousVerdict: Verdict
@@ -20,8 +24,17 @@ public struct HookEvent: Sendable, Equatable {
     public var primaryReason: PrimaryChangeReason?
     /// The uplink's measured quality, when there is any.
     public var quality: QualityFigures?
+    /// The uplink's addresses, gateways and DNS servers per family.
+    public var network = UplinkNetwork()
+    /// The primary of each family after and before the event (a verdict event: both
+    /// the ones at that moment).
+    public var familyPrimaries: [AddressFamily: InterfaceName] = [:]
+    public var previousFamilyPrimaries: [AddressFamily: InterfaceName] = [:]
+    /// The last addresses of the uplink given up (primary and stop events: the
+    /// previous primary; verdict events: the uplink itself), kept after they are gone.
+    public var previousAddresses: [IPAddress] = []
 
-    public init(kind: Kind, interface: InterfaceName, interfaceKind: InterfaceKind, verdict: Verdict, previousVerdict: Verdict,
+    public init(kind: Kind, interface: InterfaceName?, interfaceKind: InterfaceKind, verdict: Verdict, previousVerdict: Verdict,
                 reason: Reason, portalURL: String?, primary: InterfaceName?, previousPrimary: InterfaceName?, wallSeconds: Int) {
         self.kind = kind
         self.interface = interface
@@ -36,11 +49,12 @@ public struct HookEvent: Sendable, Equatable {
     }
 
     /// The hook's environment (besides PATH). For a primary event the interface fields
-    /// describe the new primary, or the previous one when there is none.
+    /// describe the new primary, or the previous one when there is none; for a stop
+    /// event, the primary at the stop (UPLINK_PRIMARY empty, UPLINK_PREVIOUS_PRIMARY it).
     public var environment: [String] {
         [
             "UPLINK_EVENT=\(kind.rawValue)",
-            "UPLINK_INTERFACE=\(interface)",
+            "UPLINK_INTERFACE=\(interface?.value ?? "")",
             "UPLINK_KIND=\(interfaceKind.rawValue)",
             "UPLINK_VERDICT=\(verdict.rawValue)",
             "UPLINK_PREVIOUS=\(previousVerdict.rawValue)",
@@ -52,6 +66,11 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_PRIMARY_REASON=\(primaryReason?.rawValue ?? "")",
             "UPLINK_RTT_MS=\(quality?.roundTripMilliseconds.map(String.init) ?? "")",
             "UPLINK_LOSS_PCT=\(quality?.lossPercent.map(String.init) ?? "")",
-        ]
+            "UPLINK_PRIMARY_IPV4=\(familyPrimaries[.ipv4]?.value ?? "")",
+            "UPLINK_PRIMARY_IPV6=\(familyPrimaries[.ipv6]?.value ?? "")",
+            "UPLINK_PREVIOUS_PRIMARY_IPV4=\(previousFamilyPrimaries[.ipv4]?.value ?? "")",
+            "UPLINK_PREVIOUS_PRIMARY_IPV6=\(previousFamilyPrimaries[.ipv6]?.value ?? "")",
+            "UPLINK_PREVIOUS_ADDRESSES=\(previousAddresses.map { "\($0)" }.joined(separator: " "))",
+        ] + network.environment
     }
 }

@@ -62,7 +62,7 @@ public enum PortalHints {
     /// Whether a body is an HTML page (a login page), rather than a short text answer.
     public static func looksLikeHTML(_ body: String) -> Bool {
         let lowered = body.lowercased()
-        return ["<html", "<!doctype html", "<body", "<form", "<head"].contains { lowered.contains($0) }
+        return ["<html", "<!doctype html", "<body", "<form", "<head"].contains { lowered.containsSubstring($0) }
     }
 
     /// A page's bytes with ASCII letters folded to lower case and nothing else changed,
@@ -106,7 +106,7 @@ public enum PortalHints {
     }
 
     static func decodeEntities(_ text: String) -> String {
-        guard text.contains("&") else { return text }
+        guard text.utf8.contains(UInt8(ascii: "&")) else { return text }
         var result = text
         for (entity, replacement) in [("&amp;", "&"), ("&quot;", "\""), ("&#39;", "'"), ("&lt;", "<"), ("&gt;", ">")] {
             result = result.components(separatedByString: entity).joined(separator: replacement)

@@ -20,6 +20,9 @@ public enum Reason: String, Sendable, CaseIterable {
     case badProxy = "bad-proxy"
     case unexpectedStatus = "unexpected-status"
     case bindFailed = "bind-failed"
+    /// An `expect-regex` search stopped at its bound before it could decide. Not portal
+    /// evidence: the body may well be the expected page and the pattern the problem.
+    case patternLimit = "pattern-limit"
     case error
     /// Some probes validated, fewer than the threshold, and none failed for a reason.
     case belowThreshold = "below-threshold"
@@ -41,6 +44,8 @@ public enum Reason: String, Sendable, CaseIterable {
     /// The link is usable; the next probe round decides.
     case needsProbe = "needs-probe"
     case noProbes = "no-probes"
+    /// A stop event with no primary to describe.
+    case stopping
     /// A reason this version does not know, read from a state file a newer version wrote.
     case unrecognized
 

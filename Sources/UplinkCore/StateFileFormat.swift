@@ -24,6 +24,8 @@ public enum StateFileFormat {
             "pid \(state.pid)",
             "state \(state.stopped ? "stopped" : "running")",
             "primary \(state.primary?.value ?? "-")",
+            "primary-ipv4 \(state.familyPrimaries[.ipv4]?.value ?? "-")",
+            "primary-ipv6 \(state.familyPrimaries[.ipv6]?.value ?? "-")",
         ]
         for uplink in state.uplinks {
             let fields: [String] = [
@@ -68,7 +70,9 @@ public enum StateFileFormat {
             case "written":
                 state.writtenWallSeconds = try timestamp(fields, line: lineNumber)
             case "pid":
-                guard fields.count > 1, let pid = Int(fields[1]), (1...Int(Int32.max)).contains(pid) else {
+                // 0 is "unknown", as a file without the line reads: no process has it,
+                // so a reader never takes such a file for a running agent's.
+                guard fields.count > 1, let pid = Int(fields[1]), (0...Int(Int32.max)).contains(pid) else {
                     throw DecodeError(line: lineNumber, message: "malformed pid")
                 }
                 state.pid = pid
@@ -76,6 +80,9 @@ public enum StateFileFormat {
                 state.stopped = fields.count > 1 && fields[1] == "stopped"
             case "primary":
                 state.primary = fields.count > 1 && fields[1] != "-" ? InterfaceName(fields[1]) : nil
+            case "primary-ipv4", "primary-ipv6":
+                let family: AddressFamily = first == "primary-ipv4" ? .ipv4 : .ipv6
+                state.familyPrimaries[family] = fields.count > 1 && fields[1] != "-" ? InterfaceName(fields[1]) : nil
             case "uplink":
                 guard fields.count >= 12, let interface = InterfaceName(fields[1]),
                       let kind = InterfaceKind(rawValue: fields[2]), let verdict = Verdict(rawValue: fields[3]),

@@ -33,15 +33,19 @@ extension String {
     }
 
     /// Splits on a multi-character separator (the standard library's split takes one
-    /// element; Foundation's components(separatedBy:) is not linked into the core).
+    /// element; Foundation's components(separatedBy:) is not linked into the core),
+    /// matched byte for byte (SubstringSearch). An empty separator splits nothing.
     func components(separatedByString separator: String) -> [String] {
+        let bytes = Array(utf8)
+        let pattern = Array(separator.utf8)
+        guard !pattern.isEmpty else { return [String(self)] }
         var result: [String] = []
-        var remaining = self[...]
-        while let range = remaining.firstRange(of: separator) {
-            result.append(String(remaining[..<range.lowerBound]))
-            remaining = remaining[range.upperBound...]
+        var start = 0
+        while let found = SubstringSearch.firstOffset(of: pattern, in: bytes, from: start) {
+            result.append(String(decoding: bytes[start..<found], as: UTF8.self))
+            start = found + pattern.count
         }
-        result.append(String(remaining))
+        result.append(String(decoding: bytes[start...], as: UTF8.self))
         return result
     }
 

@@ -23,9 +23,12 @@ public protocol HookSink: AnyObject {
     /// Called on the loop when every hook of an event has run.
     var onEventFinished: ((HookEvent) -> Void)? { get set }
     func enqueue(_ event: HookEvent)
-    /// Drops queued events, lets a running hook finish, then calls `completion`.
-    func drain(then completion: @escaping () -> Void)
-    func reconfigure(directory: String, timeoutMilliseconds: Int)
+    /// Events queued or running: how far the hooks are behind.
+    var pendingEvents: Int { get }
+    /// Drops queued events, lets a running hook finish, runs the hooks for
+    /// `finalEvent` (the stop event), then calls `completion`.
+    func drain(finalEvent: HookEvent?, then completion: @escaping () -> Void)
+    func reconfigure(directories: HookDirectories, timeoutMilliseconds: Int)
 }
 
 /// Tells an interface's kind (sysfs, or a fake tree in tests).

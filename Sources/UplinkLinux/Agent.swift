@@ -17,6 +17,15 @@ public final class Agent {
         public var writeStateFile = true
         /// Run hooks from the hooks directory.
         public var runHooks = true
+        /// Set the process's log threshold from `log-level` (the daemon; an embedding
+        /// program keeps its own).
+        public var setsLogLevel = false
+        /// `--verbose`: the threshold is the more verbose of this and `log-level`.
+        public var logLevelOverride: Log.Level?
+        /// Tell systemd about readiness, status, reloads and the watchdog when it
+        /// gave a notification socket (NOTIFY_SOCKET): the daemon only, since the
+        /// socket belongs to the service's main process.
+        public var notifySystemd = false
 
         public init(stateFileOverride: String? = nil, hooksDirectoryOverride: String? = nil) {
             self.stateFileOverride = stateFileOverride
@@ -32,6 +41,8 @@ public final class Agent {
     private let adapters: AgentAdapters
     private let rounds: RoundRunner
     private let stateWriter: StateWriter?
+    /// The Prometheus textfile (`[export] prometheus-textfile`), when one is set.
+    private let metrics = MetricsExporter()
     private var links: LinkSource?
     private var signals: SignalSource?
     private var core: AgentCore
@@ -45,6 +56,10 @@ public final class Agent {
     /// The next sample of the primary's packet counters, and whose.
     private var sampleTimer: (id: EventLoop.TimerID, interface: InterfaceName)?
     private var stopping = false
+    /// systemd's notification socket, when it gave one.
+    private let notifier: SystemdNotifier?
+    /// READY=1 was sent (every uplink had a verdict, or `ready-timeout` passed).
+    private var announcedReady = false
     /// Observers of state changes (the embedding API); called on the loop.
     private var observers: [(AgentState, [HookEvent]) -> Void] = []
 
@@ -76,13 +91,17 @@ public final class Agent {
         self.configuration = configuration
         rounds = RoundRunner(loop: loop, prober: adapters.prober, resolver: adapters.resolver)
         stateWriter = options.writeStateFile ? StateWriter(path: configuration.agent.stateFilePath) : nil
+        notifier = options.notifySystemd ? SystemdNotifier() : nil
         core = AgentCore(configuration: configuration)
+        applyLogLevel()
         // A hook told of a portal may have logged in (the portal-login hook): look
         // again at once instead of at the next scheduled round.
         adapters.hooks.onEventFinished = { [unowned self] event in
-            guard !stopping, event.kind == .verdict, event.verdict == .captive else { return }
-            Log.info("\(event.interface): hooks done for the portal; probing again")
-            perform(core.probeNow(event.interface, now: now()))
+            // The hooks caught up by one event: the pending gauge changed.
+            if !stopping { exportMetrics(core.state(now: now(), pid: Int(getpid())), events: []) }
+            guard !stopping, event.kind == .verdict, event.verdict == .captive, let interface = event.interface else { return }
+            Log.info("\(interface): hooks done for the portal; probing again")
+            perform(core.probeNow(interface, now: now()))
         }
     }
 
@@ -109,8 +128,48 @@ public final class Agent {
             linksChanged(links, events: events)
         }
         links = source
-        Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(options.runHooks ? configuration.agent.hooksDirectory : "nowhere")")
+        let hooks = options.runHooks ? "\(configuration.agent.hooksDirectory) and \(configuration.agent.vendorHooksDirectory)" : "nowhere"
+        Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(hooks)")
+        startServiceNotifications()
         linksChanged(source.links, events: [])
+    }
+
+    // MARK: systemd
+
+    /// The start-up bound for READY=1, and the watchdog's heartbeat. Both are timers of
+    /// this loop: a loop that stops turning stops the heartbeat, and systemd restarts it.
+    private func startServiceNotifications() {
+        guard let notifier, notifier.isActive else { return }
+        loop.schedule(afterMilliseconds: configuration.agent.readyTimeoutMilliseconds) { [weak self] in
+            guard let self, !self.announcedReady, !self.stopping else { return }
+            let state = self.core.state(now: self.now(), pid: Int(getpid()))
+            Log.notice("ready after ready-timeout; still without a verdict: "
+                       + state.uplinks.filter { $0.verdict == .unknown }.map(\.interface.value).joined(separator: " "))
+            self.announceReady(state)
+        }
+        if let interval = notifier.watchdogMilliseconds { heartbeat(every: max(1, interval / 2)) }
+    }
+
+    private func heartbeat(every milliseconds: Int) {
+        notifier?.watchdog()
+        loop.schedule(afterMilliseconds: milliseconds) { [weak self] in self?.heartbeat(every: milliseconds) }
+    }
+
+    private func announceReady(_ state: AgentState) {
+        announcedReady = true
+        notifier?.ready(status: state.summaryLine)
+    }
+
+    /// READY=1 once every uplink has a verdict; STATUS= on every change after that.
+    private func serviceStateChanged(_ state: AgentState) {
+        guard let notifier, notifier.isActive, !stopping else { return }
+        if announcedReady {
+            notifier.status(state.summaryLine)
+        } else if state.isSettled {
+            announceReady(state)
+        } else {
+            notifier.status("starting; " + state.summaryLine)
+        }
     }
 
     /// Runs until TERM or INT (or `requestStop`); returns after the final state was written.
@@ -136,13 +195,17 @@ public final class Agent {
     public func stop(reason: String) {
         guard !stopping else { return }
         stopping = true
+        notifier?.stopping()
         Log.notice("stopping (\(reason)); letting a running hook finish")
         if let wakeTimer { loop.cancel(wakeTimer) }
         wakeTimer = nil
         if let sampleTimer { loop.cancel(sampleTimer.id) }
         sampleTimer = nil
-        adapters.hooks.drain { [unowned self] in
-            stateWriter?.publish(core.state(now: now(), pid: Int(getpid()), stopped: true))
+        let finalEvent = options.runHooks ? core.stopEvent(now: now()) : nil
+        adapters.hooks.drain(finalEvent: finalEvent) { [unowned self] in
+            let final = core.state(now: now(), pid: Int(getpid()), stopped: true)
+            stateWriter?.publish(final)
+            exportMetrics(final, events: [])
             loop.stop()
         }
     }
@@ -150,15 +213,21 @@ public final class Agent {
     /// Reads the configuration file again (HUP); an invalid one is refused and the
     /// running one kept. Call on the loop.
     public func reload() {
+        guard !stopping else { return }
         guard let loader else {
             Log.error("reload refused: this agent was given its configuration, not a file")
             return
         }
+        // Read now, not the loop's cached millisecond: systemd (notify-reload) ignores a
+        // stamp older than the signal it sent.
+        notifier?.reloading(monotonicMicroseconds: Int(loop.time.monotonicNanoseconds / 1_000))
         do {
             apply(try loader.load())
         } catch {
             Log.error("reload refused, keeping the running configuration: \(error)")
         }
+        // Ready again either way: the agent runs, with the new configuration or the old.
+        if announcedReady { notifier?.ready(status: core.state(now: now(), pid: Int(getpid())).summaryLine) }
     }
 
     /// Takes a new, already validated configuration; verdicts and budgets carry over.
@@ -171,9 +240,10 @@ public final class Agent {
             updated.agent.stateFilePath = configuration.agent.stateFilePath
         }
         configuration = updated
+        applyLogLevel()
         kinds = [:]  // `[interface NAME] kind` may have changed
         meteredLeases = [:]
-        adapters.hooks.reconfigure(directory: updated.agent.hooksDirectory,
+        adapters.hooks.reconfigure(directories: HookDirectories(updated.agent),
                                    timeoutMilliseconds: updated.agent.hookTimeoutMilliseconds)
         core.reconfigure(updated)
         Log.notice("configuration reloaded")
@@ -247,7 +317,7 @@ public final class Agent {
                 }
             case .runHook(let event):
                 if event.kind == .verdict {
-                    Log.notice("\(event.interface): \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue) (\(event.reason.rawValue))")
+                    Log.notice("\(event.interface?.value ?? "-"): \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue) (\(event.reason.rawValue))")
                 } else {
                     Log.notice("primary: \(event.previousPrimary?.value ?? "none") -> \(event.primary?.value ?? "none") (\(event.primaryReason?.rawValue ?? "-"))")
                 }
@@ -259,6 +329,8 @@ public final class Agent {
         }
         let state = core.state(now: now(), pid: Int(getpid()))
         stateWriter?.publish(state)
+        exportMetrics(state, events: hookEvents)
+        serviceStateChanged(state)
         if !hookEvents.isEmpty || !actions.isEmpty {
             for observer in observers { observer(state, hookEvents) }
         }
@@ -304,6 +376,18 @@ public final class Agent {
             self.wakeTimer = nil
             self.perform(self.core.tick(now: self.now()))
         }
+    }
+
+    private func exportMetrics(_ state: AgentState, events: [HookEvent]) {
+        metrics.publish(state, events: events, probeBytes: core.probeBytesTotals,
+                        hookEventsPending: adapters.hooks.pendingEvents, nowMilliseconds: loop.nowMilliseconds,
+                        to: configuration.export.prometheusTextfilePath)
+    }
+
+    private func applyLogLevel() {
+        guard options.setsLogLevel else { return }
+        let configured = Log.level(configuration.agent.logLevel)
+        Log.threshold = min(options.logLevelOverride ?? configured, configured)
     }
 
     private func now() -> Instant {

@@ -31,7 +31,7 @@ public struct AgentAdapters {
         do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
         return AgentAdapters(
             prober: prober, resolver: DNSResolver(loop: loop),
-            hooks: HookRunner(loop: loop, directory: configuration.agent.hooksDirectory,
+            hooks: HookRunner(loop: loop, directories: HookDirectories(configuration.agent),
                               timeoutMilliseconds: configuration.agent.hookTimeoutMilliseconds),
             kinds: SysfsKindReader(), leases: MeteredLeaseReader(), traffic: SysfsTrafficCounters(),
             links: { loop, receiveBufferBytes, handler throws(AdapterError) in

@@ -1,7 +1,9 @@
+import Glibc
 import UplinkCore
 
-/// Reads and validates the configuration file: an explicitly named file must exist;
-/// the default file is optional and built-in defaults apply without it. The agent
+/// Reads and validates the configuration file and its drop-ins: an explicitly named
+/// file must exist; the default file is optional and built-in defaults apply without
+/// it. Drop-ins (`FILE.d/*.conf`) are read after it in name order. The agent
 /// keeps one to read the file again on reload (HUP, or the embedding API).
 public struct ConfigurationLoader: Sendable {
     /// The largest configuration file read; anything larger is refused.
@@ -17,19 +19,56 @@ public struct ConfigurationLoader: Sendable {
     /// The file that is (or would be) read.
     public var path: String { explicitPath ?? Configuration.defaultPath }
 
-    public func load() throws(ConfigurationError) -> Configuration {
-        if explicitPath == nil && !SmallFile.exists(path) {
-            return Configuration()
-        }
-        let bytes: [UInt8]
+    /// Where drop-in files are looked for: `uplinkd.conf.d` next to `uplinkd.conf`.
+    public var dropInDirectory: String { path + ".d" }
+
+    /// The most drop-in files read; more is surely a mistake (a wrong directory).
+    public static let maximumDropIns = 256
+
+    /// The files read, in the order they apply: the main file (when it exists or was
+    /// named) and then each drop-in.
+    public func files() throws(ConfigurationError) -> [String] {
+        var files: [String] = []
+        if explicitPath != nil || SmallFile.exists(path) { files.append(path) }
+        let names: [String]
         do {
-            bytes = try SmallFile.readAll(path, limit: ConfigurationLoader.maximumBytes)
+            names = try SmallFile.directoryEntries(dropInDirectory, limit: ConfigurationLoader.maximumDropIns + 1)
         } catch {
-            throw ConfigurationError(file: path, line: nil, key: nil, message: "cannot read: \(error)")
+            guard error.errno == ENOENT || error.errno == ENOTDIR else {
+                throw ConfigurationError(file: dropInDirectory, line: nil, key: nil, message: "cannot read: \(error)")
+            }
+            return files
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw ConfigurationError(file: path, line: nil, key: nil, message: "is not valid UTF-8 text")
+        // Only `*.conf`: editor backups and dpkg's `.dpkg-dist` copies are left alone.
+        // Regular files (or links to them) only: a FIFO must not stall a reload.
+        let dropIns = names.filter { name in
+            var info = stat()
+            return name.hasSuffix(".conf") && stat("\(dropInDirectory)/\(name)", &info) == 0
+                && info.st_mode & S_IFMT == S_IFREG
         }
-        return try ConfigurationParser(fileName: path).parse(text)
+            .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        guard dropIns.count <= ConfigurationLoader.maximumDropIns else {
+            throw ConfigurationError(file: dropInDirectory, line: nil, key: nil,
+                                     message: "more than \(ConfigurationLoader.maximumDropIns) files; refusing to read them")
+        }
+        return files + dropIns.map { "\(dropInDirectory)/\($0)" }
+    }
+
+    public func load() throws(ConfigurationError) -> Configuration {
+        var sources: [ConfigurationParser.Source] = []
+        for file in try files() {
+            let bytes: [UInt8]
+            do {
+                bytes = try SmallFile.readAll(file, limit: ConfigurationLoader.maximumBytes)
+            } catch {
+                throw ConfigurationError(file: file, line: nil, key: nil, message: "cannot read: \(error)")
+            }
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw ConfigurationError(file: file, line: nil, key: nil, message: "is not valid UTF-8 text")
+            }
+            sources.append(ConfigurationParser.Source(fileName: file, text: text))
+        }
+        if sources.isEmpty { return Configuration() }
+        return try ConfigurationParser(fileName: path).parse(sources)
     }
 }

@@ -1,65 +1,74 @@
 import Glibc
 import UplinkCore
 
-/// Runs the executables of the hooks directory on every hook event: in name order, one
+/// Runs the hooks (see `HookDirectories`) on every hook event: in name order, one
 /// at a time, never through a shell, the facts in the environment, each with a time
 /// limit (TERM, then KILL), output logged under the hook's name. A hook that is not
 /// executable, fails or times out is logged and skipped; it never stops the agent.
 public final class HookRunner: HookSink {
     private let loop: EventLoop
-    public private(set) var directory: String
+    public private(set) var directories: HookDirectories
     public private(set) var timeoutMilliseconds: Int
     private var queue = HookQueue()
     /// The event being handled and the hooks still to run for it.
     private var current: (event: HookEvent, remaining: [String])?
     private var running: ChildProcess?
     private var onIdle: (() -> Void)?
+    /// Draining for a stop: nothing more is taken but the final event.
+    private var draining = false
     /// Called on the loop when every hook of an event has run.
     public var onEventFinished: ((HookEvent) -> Void)?
 
-    public init(loop: EventLoop, directory: String, timeoutMilliseconds: Int) {
+    public init(loop: EventLoop, directories: HookDirectories, timeoutMilliseconds: Int) {
         self.loop = loop
-        self.directory = directory
+        self.directories = directories
         self.timeoutMilliseconds = timeoutMilliseconds
     }
 
-    public func reconfigure(directory: String, timeoutMilliseconds: Int) {
-        self.directory = directory
+    public func reconfigure(directories: HookDirectories, timeoutMilliseconds: Int) {
+        self.directories = directories
         self.timeoutMilliseconds = timeoutMilliseconds
+        reportedProblems = []  // a reload says again what still will not run
     }
+
+    public var pendingEvents: Int { queue.pending.count + (current == nil ? 0 : 1) }
 
     public func enqueue(_ event: HookEvent) {
+        guard !draining else { return }
         queue.enqueue(event)
         startNext()
     }
 
     /// Stops taking events: queued ones are dropped, a running hook may finish within
-    /// its limit, then `completion` runs.
-    public func drain(then completion: @escaping () -> Void) {
+    /// its limit, the hooks run for `finalEvent`, then `completion` runs.
+    public func drain(finalEvent: HookEvent?, then completion: @escaping () -> Void) {
         if !queue.isEmpty { Log.info("dropping \(queue.pending.count) queued hook event(s) at shutdown") }
+        draining = true
         queue = HookQueue()
+        if let finalEvent { queue.enqueue(finalEvent) }
         current?.remaining = []
-        if running == nil {
-            current = nil
-            completion()
-        } else {
-            onIdle = completion
-        }
+        onIdle = completion
+        startNext()
     }
 
     private func startNext() {
         while running == nil {
             if current == nil || current!.remaining.isEmpty {
-                if let finished = current?.event { onEventFinished?(finished) }
+                // Done with it before anyone hears so (the pending count excludes it);
+                // the listener may enqueue, which may start the next event itself.
+                let finished = current?.event
                 current = nil
+                if let finished { onEventFinished?(finished) }
+                if running != nil || current != nil { return }
+                if let event = queue.next() {
+                    current = (event, hookPaths())
+                    continue
+                }
                 if let onIdle {
                     self.onIdle = nil
                     onIdle()
-                    return
                 }
-                guard let event = queue.next() else { return }
-                current = (event, hookPaths())
-                continue
+                return
             }
             let path = current!.remaining.removeFirst()
             start(path, for: current!.event)
@@ -68,8 +77,21 @@ public final class HookRunner: HookSink {
 
     private func start(_ path: String, for event: HookEvent) {
         let name = String(path.split(separator: "/").last ?? "")
+        // Checked when the event began, maybe minutes ago (earlier hooks ran since):
+        // the file must still be one that may run.
+        if case .refused(let why) = HookDirectories.check(path) {
+            Log.warning("hook \(path.printableEscaped) \(why); skipped")
+            return
+        }
         let environment = event.environment + [ChildProcess.searchPath]
-        Log.info("hook \(name): \(event.kind.rawValue) \(event.interface) \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue)")
+        switch event.kind {
+        case .verdict:
+            Log.info("hook \(name): verdict \(event.interface?.value ?? "-") \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue)")
+        case .primary:
+            Log.info("hook \(name): primary \(event.previousPrimary?.value ?? "none") -> \(event.primary?.value ?? "none")")
+        case .stop:
+            Log.info("hook \(name): stop")
+        }
         do {
             running = try ChildProcess(
                 loop: loop, name: "hook \(name)", arguments: [path], environment: environment,
@@ -87,37 +109,14 @@ public final class HookRunner: HookSink {
         }
     }
 
-    /// Executable regular files of the directory in name order; editor backups,
-    /// dpkg leftovers and hidden files are skipped, non-executables are logged.
-    func hookPaths() -> [String] {
-        let survey = HookRunner.survey(directory)
-        for problem in survey.problems { Log.warning(problem) }
-        return survey.hooks
-    }
+    /// What the last survey found wrong: logged when it changes, not at every event.
+    private var reportedProblems: [String] = []
 
-    /// What the directory holds: the hooks that will run, in order, and sentences about
-    /// what will not (`uplinkd config check` prints them; the runner logs them).
-    public static func survey(_ directory: String) -> (hooks: [String], problems: [String]) {
-        let entries: [String]
-        do {
-            entries = try SmallFile.directoryEntries(directory)
-        } catch {
-            return ([], error.errno == ENOENT ? [] : ["hooks directory: \(error)"])
-        }
-        let names = entries.filter { name in
-            !(name.hasSuffix("~") || name.contains(".dpkg-") || name.hasSuffix(".ucf-dist"))
-        }
-        var problems: [String] = []
-        let hooks = names.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }).compactMap { name -> String? in
-            let path = "\(directory)/\(name)"
-            var info = stat()
-            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-            guard access(path, X_OK) == 0 else {
-                problems.append("hook \(name.printableEscaped) is not executable; skipped")
-                return nil
-            }
-            return path
-        }
-        return (hooks, problems)
+    /// The hooks to run for one event, in name order; what will not run is logged.
+    func hookPaths() -> [String] {
+        let survey = directories.survey()
+        for problem in survey.problems where !reportedProblems.contains(problem) { Log.warning(problem) }
+        reportedProblems = survey.problems
+        return survey.hooks
     }
 }

@@ -1,4 +1,6 @@
 import Glibc
+import Synchronization
+import UplinkCore
 
 /// Readable log lines on stderr (journald adds the time). Secrets never reach here:
 /// callers log names and reasons, never header values or credentials.
@@ -28,9 +30,24 @@ public enum Log {
         }
     }
 
-    /// The least important level written. nonisolated(unsafe): the command line sets it
-    /// once, before the agent or any other thread starts, and it is only read after.
-    nonisolated(unsafe) public static var threshold: Level = .warning
+    /// The least important level written: the command line sets it, and a reload of
+    /// `log-level` changes it while other threads may be logging, hence the atomic.
+    public static var threshold: Level {
+        get { Level(rawValue: thresholdStorage.load(ordering: .relaxed)) ?? .warning }
+        set { thresholdStorage.store(newValue.rawValue, ordering: .relaxed) }
+    }
+    private static let thresholdStorage = Atomic<Int>(Level.warning.rawValue)
+
+    /// The level a `log-level` setting names.
+    public static func level(_ setting: LogLevel) -> Level {
+        switch setting {
+        case .debug: return .debug
+        case .info: return .info
+        case .notice: return .notice
+        case .warning: return .warning
+        case .error: return .error
+        }
+    }
 
     /// Whether stderr is the journal: lines then start with their priority (`<4>`)
     /// instead of `uplinkd: warning:`, so `journalctl -p warning -u uplinkd` works.

@@ -23,7 +23,7 @@ public struct MeteredLeaseReader: LeaseReading, Sendable {
             for file in (try? SmallFile.directoryEntries(directory, limit: 1_024)) ?? []
             where file.hasPrefix("dhclient") && (file.hasSuffix(".leases") || file.hasSuffix(".lease")) {
                 let path = "\(directory)/\(file)"
-                guard let text = SmallFile.tail(path, limit: 256 * 1_024), text.contains("interface \"\(name.value)\"") else { continue }
+                guard let text = SmallFile.tail(path, limit: 256 * 1_024), text.containsSubstring("interface \"\(name.value)\"") else { continue }
                 let modified = SmallFile.modificationSeconds(path) ?? 0
                 if modified >= newest?.modified ?? Int.min { newest = (modified, MeteredLease.dhclient(text, interface: name.value)) }
             }

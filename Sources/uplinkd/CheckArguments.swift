@@ -84,19 +84,20 @@ extension CheckArguments {
         }
     }
 
-    /// "5", "2.5" or "500ms" into milliseconds, 100 ms to 60 s.
-    static func parseSeconds(_ text: String) -> Int? {
-        if text.hasSuffix("ms") || text.hasSuffix("s") || text.hasSuffix("m") {
-            return try? ValueParser.duration(text, range: 100...60_000)
+    /// "5", "2.5", "500ms", "2m" or "1h" into milliseconds within `range` (check's
+    /// probe time limit by default: 100 ms to 60 s; wait-online passes its own).
+    static func parseSeconds(_ text: String, range: ClosedRange<Int> = 100...60_000) -> Int? {
+        if text.hasSuffix("ms") || text.hasSuffix("s") || text.hasSuffix("m") || text.hasSuffix("h") {
+            return try? ValueParser.duration(text, range: range)
         }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let whole = Int(parts[0]), whole >= 0, whole <= 60 else { return nil }
+        guard parts.count <= 2, let whole = Int(parts[0]), whole >= 0, whole <= range.upperBound / 1_000 else { return nil }
         var milliseconds = whole * 1_000
         if parts.count == 2 {
             let fraction = parts[1]
             guard !fraction.isEmpty, fraction.count <= 3, let value = Int(fraction), value >= 0 else { return nil }
             milliseconds += value * [100, 10, 1][fraction.count - 1]
         }
-        return (100...60_000).contains(milliseconds) ? milliseconds : nil
+        return range.contains(milliseconds) ? milliseconds : nil
     }
 }

@@ -2,7 +2,8 @@ import Glibc
 import UplinkCore
 import UplinkLinux
 
-/// `uplinkd config check [--config FILE]`: validates the configuration without running
+/// `uplinkd config check [--config FILE]`: validates the configuration (the file and
+/// its drop-ins) without running
 /// anything, as `sshd -t` does, so an edit can be checked before a reload. Exit 0 when
 /// it would load (hooks that will not run are listed as warnings), 78 with the
 /// file:line:key error when it would not.
@@ -25,12 +26,13 @@ enum ConfigCommand {
         guard let configuration = loadConfigurationOrReport(explicitPath: configPath) else {
             return ExitStatus.configuration
         }
-        let source = SmallFile.exists(loader.path) ? loader.path : "built-in defaults (\(loader.path) does not exist)"
-        let hooksDirectory = configuration.agent.hooksDirectory
-        let survey = HookRunner.survey(hooksDirectory)
+        let files = (try? loader.files()) ?? []
+        let source = files.isEmpty ? "built-in defaults (\(loader.path) does not exist)" : files.joined(separator: ", ")
+        let directories = HookDirectories(configuration.agent)
+        let survey = directories.survey()
         for problem in survey.problems { printError("warning: \(problem)") }
         print("configuration OK: \(source); \(configuration.probes.count) probes; "
-              + "\(survey.hooks.count) hooks in \(hooksDirectory)")
+              + "\(survey.hooks.count) hooks in \(directories.directory) and \(directories.vendorDirectory)")
         return 0
     }
 }

@@ -5,6 +5,8 @@ usage: uplinkd check IFACE... [options]
        uplinkd run [--config FILE] [--state FILE] [--hooks-dir DIR] [--verbose]
        uplinkd status [--json] [--state FILE]
        uplinkd config check [--config FILE]
+       uplinkd wait-online [IFACE... | --any] [--timeout SECONDS] [--captive-ok]
+                           [--state FILE]
        uplinkd --version | --help
 
 Decides for each named interface whether it reaches the internet, probing over HTTP
@@ -50,6 +52,17 @@ status: the state file as written by run: primary, each uplink's verdict, reason
 
 config check: validates the configuration (and lists hooks that will not run)
   without running anything; exit 0, or 78 with the file:line:key error.
+
+wait-online: for boot ordering (network-online.target), as
+  systemd-networkd-wait-online. Waits until the running agent's state file says:
+  it has a primary uplink (no arguments); at least one uplink is online (--any);
+  or every named IFACE is online.
+  --captive-ok           captive counts as online
+  --timeout SECONDS      give up after this long (default 120; e.g. 30, 2.5, 500ms,
+                         2m; 0 waits forever)
+  --state FILE           as for status (default /run/uplinkd/state)
+  Exit status 0 once it holds, 1 on timeout (stderr says what was missing), 64
+  usage error. A state file whose agent stopped or is gone never satisfies it.
 
 check exit status (one interface): 0 online, 1 captive, 2 limited, 3 down or no such
 interface; several interfaces: the highest of theirs. 64 usage error,

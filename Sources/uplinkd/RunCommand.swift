@@ -6,19 +6,22 @@ import UplinkLinux
 enum RunCommand {
     static func run(_ arguments: ArraySlice<String>) -> Int32 {
         var options = Agent.Options()
+        options.setsLogLevel = true
+        options.notifySystemd = true
         var configPath: String?
         let early = ArgumentReader.readOptions(arguments, for: "run") { option, inline, reader throws(UsageError) in
             switch option {
             case "--config": configPath = try reader.value(for: option, inline: inline)
             case "--state": options.stateFileOverride = try pathValue(option, try reader.value(for: option, inline: inline))
             case "--hooks-dir": options.hooksDirectoryOverride = try pathValue(option, try reader.value(for: option, inline: inline))
-            case "--verbose", "-v": Log.threshold = Log.threshold == .info ? .debug : .info
+            case "--verbose", "-v": options.logLevelOverride = options.logLevelOverride == .info ? .debug : .info
             default: return false
             }
             return true
         }
         if let early { return early }
-        if Log.threshold > .notice { Log.threshold = .notice }
+        // Until the configuration says otherwise (its log-level), notices are shown.
+        Log.threshold = options.logLevelOverride ?? .notice
         guard let configuration = loadConfigurationOrReport(explicitPath: configPath) else {
             return ExitStatus.configuration
         }

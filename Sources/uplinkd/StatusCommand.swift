@@ -31,14 +31,14 @@ enum StatusCommand {
         }
         let now = Int(time(nil))
         let age = max(0, now - state.writtenWallSeconds)
-        let running = !state.stopped && state.pid > 0 && (kill(pid_t(state.pid), 0) == 0 || errno == EPERM)
+        let running = state.writtenByRunningAgent(processExists: ProcessTable.exists)
         if json {
             guard case .object(var members) = state.json else { return ExitStatus.software }
             members.insert(("age_seconds", .int(age)), at: 2)
             members.insert(("agent_running", .bool(running)), at: 3)
             print(JSONValue.object(members).serialized())
         } else {
-            print("primary: \(state.primary?.value ?? "none")")
+            print("primary: \(state.primary?.value ?? "none")\(familyNote(state))")
             print("written \(age) s ago by pid \(state.pid) (\(running ? "running" : "not running"))")
             for uplink in state.uplinks {
                 var line = "\(uplink.interface): \(uplink.verdict.rawValue) (\(uplink.kind.rawValue), \(uplink.reason.rawValue)) since \(max(0, now - uplink.sinceWallSeconds)) s ago"
@@ -67,5 +67,16 @@ enum StatusCommand {
             }
         }
         return state.statusExitCode(agentRunning: running)
+    }
+
+    /// " (IPv6: wlan0)" when a family's primary is another uplink than the primary
+    /// (none for a family is normal: an IPv4-only network); nothing otherwise.
+    static func familyNote(_ state: AgentState) -> String {
+        let differing = AddressFamily.allCases.compactMap { family -> String? in
+            let name = state.familyPrimaries[family]
+            guard let name, name != state.primary else { return nil }
+            return "\(family == .ipv4 ? "IPv4" : "IPv6"): \(name)"
+        }
+        return differing.isEmpty ? "" : " (\(differing.joined(separator: ", ")))"
     }
 }

@@ -17,6 +17,8 @@ case "status":
     status = StatusCommand.run(arguments.dropFirst())
 case "config":
     status = ConfigCommand.run(arguments.dropFirst())
+case "wait-online":
+    status = WaitOnlineCommand.run(arguments.dropFirst())
 case "--version", "version":
     print("uplinkd \(UplinkVersion.string)")
     status = 0

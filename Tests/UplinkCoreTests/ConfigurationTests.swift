@@ -55,7 +55,7 @@ struct ConfigurationTests {
         #expect(corp.expectation.bodyEquals == "  ok  ")
         #expect(corp.expectation.bodyContains == "ok")
         #expect(corp.expectation.bodyPattern?.source == #"^\s*ok\s*$"#)
-        #expect(corp.expectation.bodyPattern?.matches(" ok\n") == true)
+        #expect(corp.expectation.bodyPattern?.search(" ok\n") == .matched)
         #expect(corp.expectation.validator == ValidatorCommand(path: "/usr/local/bin/check-body", arguments: ["--strict", "-v"]))
         #expect(corp.authorization == "Bearer abc def")
 
@@ -255,7 +255,19 @@ struct ConfigurationTests {
     }
 
     @Test func badRegex() {
-        expectError("[probe r]\nurl = http://r.example/\nexpect-regex = (unclosed\n", line: 3, key: "expect-regex", mentioning: "regular expression")
+        expectError("[probe r]\nurl = http://r.example/\nexpect-regex = (unclosed\n", line: 3, key: "expect-regex",
+                    mentioning: "invalid regular expression '(unclosed': missing closing parenthesis at offset 9")
+    }
+
+    /// Issue 17: 3,000 nested brackets crashed Swift's regex parser (and a HUP with
+    /// them killed the agent); now the pattern is refused like any bad value.
+    @Test func hostileRegexesAreConfigurationErrors() {
+        let deep = String(repeating: "[", count: 3_000)
+        expectError("[probe r]\nurl = http://r.example/\nexpect-regex = \(deep)\n", line: 3, key: "expect-regex",
+                    mentioning: "regular expression of 3000 bytes, longer than the 1024 allowed")
+        let nested = String(repeating: "(", count: 65) + "x" + String(repeating: ")", count: 65)
+        expectError("[probe r]\nurl = http://r.example/\nexpect-regex = \(nested)\n", line: 3, key: "expect-regex",
+                    mentioning: "parentheses are too deeply nested")
     }
 
     @Test func emptyContainsIsRefused() {
@@ -288,15 +300,16 @@ struct ConfigurationTests {
     }
 
     @Test func noProbesLeft() {
-        expectError("[check]\ndefault-probes = no\n", line: nil, key: "default-probes", mentioning: "no probes")
+        // Named where the key that decided was set.
+        expectError("[check]\ndefault-probes = no\n", line: 2, key: "default-probes", mentioning: "no probes")
         let error = parseError("[check]\ndefault-probes = no\n")
-        #expect(error?.description.hasPrefix("\(fileName): key 'default-probes': ") == true)
+        #expect(error?.description.hasPrefix("\(fileName):2: key 'default-probes': ") == true)
     }
 
     @Test func httpsOnlyWithHTTPProbes() throws {
-        expectError("[check]\nhttps-only = yes\n", line: nil, key: "https-only", mentioning: "apple")
+        expectError("[check]\nhttps-only = yes\n", line: 2, key: "https-only", mentioning: "apple")
         expectError("[check]\nhttps-only = yes\ndefault-probes = no\n[probe s]\nurl = https://s.example/\n[probe p]\nurl = http://p.example/\n",
-                    line: nil, key: "https-only", mentioning: "'p'")
+                    line: 2, key: "https-only", mentioning: "'p'")
         let ok = try parse("[check]\nhttps-only = true\ndefault-probes = false\n[probe s]\nurl = https://s.example/ok\n")
         #expect(ok.httpsOnly)
         #expect(ok.probes.map(\.url.description) == ["https://s.example/ok"])

@@ -40,15 +40,16 @@ struct DampingConfigurationTests {
         #expect(try parse("[agent]\nflap-penalty = 0\navoid-degraded = no\n").agent.damping.penaltyPerFlap == 0)
     }
 
-    @Test(arguments: ["[agent]\nflap-reuse = 1500\n", "[agent]\nflap-suppress = 700\n",
-                      "[agent]\nflap-suppress = 3000\nflap-reuse = 4000\n"])
-    func aReuseLimitNotBelowTheSuppressLimitIsRefused(text: String) {
-        expectError(text, line: nil, key: "flap-reuse", mentioning: "flap-suppress")
+    /// Named where it was set: flap-reuse if it was, else flap-suppress.
+    @Test(arguments: [("[agent]\nflap-reuse = 1500\n", 2, "flap-reuse"), ("[agent]\nflap-suppress = 700\n", 2, "flap-suppress"),
+                      ("[agent]\nflap-suppress = 3000\nflap-reuse = 4000\n", 3, "flap-reuse")])
+    func aReuseLimitNotBelowTheSuppressLimitIsRefused(text: String, line: Int, key: String) {
+        expectError(text, line: line, key: key, mentioning: "flap-suppress")
     }
 
     @Test func aMaximumSuppressTooShortForThePenaltyToReachTheLimitIsRefused() {
         // 750 · 2^(1 min / 5 min) ≈ 862: never 1500, so damping could never act.
-        expectError("[agent]\nflap-max-suppress = 1m\n", line: nil, key: "flap-max-suppress", mentioning: "flap-suppress")
+        expectError("[agent]\nflap-max-suppress = 1m\n", line: 2, key: "flap-max-suppress", mentioning: "flap-suppress")
     }
 
     @Test(arguments: [

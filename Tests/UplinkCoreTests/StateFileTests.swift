@@ -57,6 +57,16 @@ struct StateFileTests {
         #expect(throws: StateFileFormat.DecodeError.self) { try StateFileFormat.decode("hello\n") }
     }
 
+    /// Found by the state-file fuzz target: a file without a pid line decoded (pid 0,
+    /// unknown) but its re-encoding, `pid 0`, was refused.
+    @Test func aFileWithoutAPidLineSurvivesARoundTrip() throws {
+        let decoded = try StateFileFormat.decode("format 1\nwritten 1\nuplink wwan0 wwan limited dns-failed 5 limited limited 0 - no -\n")
+        #expect(decoded.pid == 0)
+        let again = try StateFileFormat.decode(StateFileFormat.encode(decoded))
+        #expect(again == decoded)
+        #expect(throws: StateFileFormat.DecodeError.self) { try StateFileFormat.decode("format 1\npid -1\n") }
+    }
+
     @Test func writtenTimeAndPidDoNotCountAsAChange() {
         let a = AgentState(primary: "eth0", uplinks: [], writtenWallSeconds: 1, pid: 1)
         var b = a

@@ -48,6 +48,8 @@ final class RecordingHooks: HookSink {
     private var holding = false
     private var drained: (() -> Void)?
 
+    var pendingEvents: Int { holding ? 1 : 0 }
+
     func enqueue(_ event: HookEvent) {
         events.append(event)
         if !holding { onEventFinished?(event) }
@@ -64,11 +66,15 @@ final class RecordingHooks: HookSink {
         drained = nil
     }
 
-    func drain(then completion: @escaping () -> Void) {
-        if holding { drained = completion } else { completion() }
+    func drain(finalEvent: HookEvent?, then completion: @escaping () -> Void) {
+        let finish = { [unowned self] in
+            if let finalEvent { events.append(finalEvent) }
+            completion()
+        }
+        if holding { drained = finish } else { finish() }
     }
 
-    func reconfigure(directory: String, timeoutMilliseconds: Int) { self.directory = directory }
+    func reconfigure(directories: HookDirectories, timeoutMilliseconds: Int) { directory = directories.directory }
 }
 
 /// Counts sysfs reads per name.

@@ -119,6 +119,38 @@ struct AgentRuntimeTests {
         #expect(final.contains("state stopped"))
         #expect(final.contains("uplink eth0 ethernet online"))
         #expect(harness.prober.requests(on: "eth0") == 1)
+        // The hooks heard the stop last, about the primary, with no primary after it.
+        let stop = try #require(harness.hooks.events.last)
+        #expect(stop.kind == .stop)
+        #expect(stop.interface == "eth0")
+        #expect(stop.primary == nil && stop.previousPrimary == "eth0")
+        #expect(stop.environment.contains("UPLINK_IPV4_ADDRESSES=10.0.2.2/24"))
+        #expect(stop.environment.contains("UPLINK_IPV4_GATEWAY=10.0.2.1"))
+    }
+
+    @Test func aReloadAppliesTheLogLevelUnlessTheCommandLineSetOne() throws {
+        let saved = Log.threshold
+        defer { Log.threshold = saved }
+        var daemon = AgentHarness.options()
+        daemon.setsLogLevel = true
+        let harness = try AgentHarness([usableLink("eth0", index: 2)], options: daemon)
+        #expect(Log.threshold == .notice)
+        harness.agent.apply(AgentHarness.configuration { $0.agent.logLevel = .warning })
+        #expect(Log.threshold == .warning)
+
+        var options = daemon
+        options.logLevelOverride = .info
+        let verbose = try AgentHarness([usableLink("eth0", index: 2)], options: options)
+        #expect(Log.threshold == .info)
+        verbose.agent.apply(AgentHarness.configuration { $0.agent.logLevel = .error })
+        #expect(Log.threshold == .info)
+        // --verbose never makes it quieter than the file asks.
+        verbose.agent.apply(AgentHarness.configuration { $0.agent.logLevel = .debug })
+        #expect(Log.threshold == .debug)
+        // An embedding program's threshold is its own.
+        Log.threshold = .error
+        _ = try AgentHarness([usableLink("eth0", index: 2)])
+        #expect(Log.threshold == .error)
     }
 
     @Test func thePrimarysCountersAreSampledAndAStallMovesThePrimary() throws {

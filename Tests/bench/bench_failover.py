@@ -127,20 +127,25 @@ def per_month(n_bytes, seconds):
 # -- one agent in one lab ------------------------------------------------------------
 
 class Scene:
-    """A failover lab and the agent at its defaults in it (a context manager)."""
+    """A failover lab and the agent at its defaults in it (a context manager).
+    sections: configuration added to the lab's (FailoverLab.agent_config), hooks:
+    {name: body} beside the lab's (AgentRun adds 10-record), lab: the lab's class."""
 
-    def __init__(self, binary, workdir: Path, name: str, traffic=False, verbose=1):
+    def __init__(self, binary, workdir: Path, name: str, traffic=False, verbose=1, sections=None, hooks=None,
+                 lab=FailoverLab):
         self.binary, self.dir, self.name = binary, workdir / name, name
         self.traffic, self.verbose = traffic, verbose
+        self.sections, self.hooks, self.lab_class = sections, hooks or {}, lab
         self.lab = self.run = self.client = None
 
     def __enter__(self):
-        self.lab = FailoverLab().build()
+        self.lab = self.lab_class().build()
         try:
             if self.traffic:
                 self.client = self.lab.lan_client()
             self.base = self.lab.counters()              # before the agent's first byte
-            self.run = AgentRun(self.lab, self.dir, self.lab.agent_config(), hooks=self.lab.agent_hooks(),
+            self.run = AgentRun(self.lab, self.dir, self.lab.agent_config(sections=self.sections),
+                                hooks={**self.lab.agent_hooks(), **self.hooks},
                                 binary=self.binary, verbose=self.verbose).start()
             failoverlab.wait_settled(self.run, self.lab, SETTLE_TIMEOUT_S)
             if self.client:
@@ -412,17 +417,21 @@ def skipped_parts(ap, args, parts):
     return skip
 
 
-def lab_bench_header(args, title, smoke_note):
+DEFAULTS_CONFIG = ("`[interface X] dns = ROUTER` only (built-in probes, every other setting at its "
+                   "default); hooks: 10-record, hooks/50-route-failover")
+
+
+def lab_bench_header(args, title, smoke_note, config=DEFAULTS_CONFIG):
     """(binary, header lines) of a benchmark of the agent in the failover lab, or None
-    (the reason on stderr) when the binary or the lab cannot run."""
+    (the reason on stderr) when the binary or the lab cannot run. `config`: what the
+    agent runs with, for the header's configuration line."""
     found = lab_binary(args.binary, tools=("nft", "dnsmasq"), lab_problem=failoverlab.unavailable_reason)
     if found is None:
         return None
     binary, note = found
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
     header = header_lines(title, f"{version} ({binary})", args.command)
-    header.append("- configuration: `[interface X] dns = ROUTER` only (built-in probes, every other setting "
-                  "at its default); hooks: 10-record, hooks/50-route-failover")
+    header.append(f"- configuration: {config}")
     if args.smoke:
         header.append(f"- NOTE: --smoke: {smoke_note}, to check that the benchmark runs; not figures")
     if note:

@@ -85,6 +85,22 @@ def record_hook(log: Path) -> str:
             f"printf '{fmt}' \"$(date +%s.%N)\" {args} >> '{log}'\n")
 
 
+def env_dump_hook(directory: Path) -> str:
+    """POSIX sh hook writing its whole environment (`env -0`) to a new file in
+    `directory` on every run; parse_env_dumps() reads them back in run order."""
+    return (f"#!/bin/sh\n"
+            f"env -0 > '{directory}/'\"$(date +%s%N).$$\"\n")
+
+
+def parse_env_dumps(directory: Path) -> list:
+    """[{name: value}] of every env_dump_hook run, oldest first."""
+    dumps = []
+    for path in sorted(Path(directory).iterdir(), key=lambda p: tuple(map(int, p.name.split(".")))):
+        pairs = (item.split("=", 1) for item in path.read_bytes().decode().split("\0") if item)
+        dumps.append({k: v for k, v in pairs})
+    return dumps
+
+
 @dataclass(frozen=True)
 class HookEvent:
     t: float                 # wall clock when the hook started (date +%s.%N)
@@ -162,8 +178,10 @@ class AgentRun:
     """One `uplinkd run` inside the gw namespace of a lab, with its files in workdir."""
 
     def __init__(self, lb, workdir, config: str, *, hooks=None, binary=None,
-                 record=True, verbose=2):
+                 record=True, verbose=2, env=None):
         self.lab = lb
+        # Variables set (a value None: removed) in the agent's environment.
+        self.env = dict(env or {})
         self.dir = Path(workdir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.config = self.dir / "uplinkd.conf"
@@ -212,8 +230,12 @@ class AgentRun:
         return self
 
     def popen_options(self) -> dict:
-        """Extra subprocess.Popen arguments (subclasses driving other programs)."""
-        return {}
+        """Extra subprocess.Popen arguments (subclasses driving other programs):
+        the environment when `env` changed it."""
+        if not getattr(self, "env", None):
+            return {}
+        merged = {**os.environ, **self.env}
+        return {"env": {k: v for k, v in merged.items() if v is not None}}
 
     def _pump(self):
         pipe, out = self.proc.stderr, self._stderr

@@ -7,7 +7,9 @@ IPv6 too, e.g. 2001:db8:ffff::80). Prints "ready" on stdout
 once the socket is listening. Modes:
 
   internet       /generate_204 -> 204, /hotspot-detect.html -> Success page,
-                 /success.txt -> "success\\n", anything else -> 404
+                 /success.txt -> "success\\n", /words.txt -> the 29 bytes of words
+                 and spaces on which ^(\\w+\\s?)+$ backtracks catastrophically
+                 (test_check.py, test_agent.py), anything else -> 404
   internet-slow  as internet, each answer 300 ms late
   portal-302     every path -> 302 to http://203.0.113.80/login?orig=1; /login -> 200
   portal-200     every path -> 200 login page with a WISPr XML block
@@ -41,6 +43,8 @@ from urllib.parse import parse_qs, urlsplit
 BASE = "http://203.0.113.80"
 
 SUCCESS_HTML = b"<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>"
+# Issue 17: Swift Regex ran for more than 20 s matching ^(\w+\s?)+$ against this.
+WORDS = b"aaaa aaaa aaaa aaaa aaaa aaa!"
 
 LOGIN_HTML = (b"<!DOCTYPE html>\n<html><head><title>Lab Hotspot Login</title></head>\n"
               b"<body><h1>Welcome to the lab hotspot</h1>\n"
@@ -106,6 +110,8 @@ def internet(path):
         return 200, HTML, SUCCESS_HTML
     if path == "/success.txt":
         return 200, TEXT, b"success\n"
+    if path == "/words.txt":
+        return 200, TEXT, WORDS
     return 404, TEXT, b"not found\n"
 
 

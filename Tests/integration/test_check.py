@@ -172,6 +172,40 @@ def test_wwan0_refused(lab):
     expect(res, "wwan0", "limited", "refused", None, kind="wwan")
 
 
+# --- bounded body patterns (issue 17) ---------------------------------------
+
+WORDS_URL = "http://203.0.113.80/words.txt"
+CATASTROPHIC = r"^(\w+\s?)+$"
+
+
+def test_catastrophic_regex_ends_with_pattern_limit(lab, serve):
+    # Swift Regex ran past 20 s on this 29-byte body. The search now stops at its
+    # bound: limited with a reason of its own, neither online nor a portal.
+    serve(lab, "inet", "internet")
+    res = uplinkd_check(lab, "eth0", probes=((WORDS_URL, "--expect-regex", CATASTROPHIC),))
+    expect(res, "eth0", "limited", "pattern-limit", None, kind="ethernet")
+    # A generous bound (the search takes milliseconds), far below the 20 s it took.
+    assert res.wall < 10, f"check took {res.wall:.1f}s\n{res}"
+
+
+def test_matching_regex_still_validates(lab, serve):
+    serve(lab, "inet", "internet")
+    res = uplinkd_check(lab, "eth0", probes=((WORDS_URL, "--expect-regex", r"^(?:a+ )+a+!$"),))
+    expect(res, "eth0", "online", "validated", None, kind="ethernet")
+
+
+@pytest.mark.parametrize("pattern, message", [
+    ("[" * 3000, "--expect-regex: regular expression of 3000 bytes, longer than the 1024 allowed"),
+    ("(" * 65 + ")" * 65, "--expect-regex: invalid regular expression '" + "(" * 65 + ")" * 65
+     + "': parentheses are too deeply nested at offset 65"),
+])
+def test_hostile_regex_is_a_usage_error_not_a_crash(lab, pattern, message):
+    # 3,000 nested brackets made Swift's regex parser crash with SIGSEGV.
+    res = uplinkd_check(lab, "eth0", probes=((WORDS_URL, "--expect-regex", pattern),))
+    assert res.rc == 64, f"expected exit 64 (usage)\n{res}"
+    assert message in res.err, f"expected {message!r} on stderr\n{res}"
+
+
 # --- down -----------------------------------------------------------------
 
 def test_eth0_no_carrier(fresh_lab):

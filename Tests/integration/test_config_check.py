@@ -25,7 +25,7 @@ def test_a_good_configuration_passes_and_names_what_will_not_run(tmp_path):
     proc = config_check("check", "--config", str(cfg))
     assert proc.returncode == 0, proc
     assert proc.stdout.startswith(f"configuration OK: {cfg}; 5 probes; 1 hooks in {hooks}"), proc
-    assert "hook 20-not-executable is not executable; skipped" in proc.stderr, proc
+    assert f"hook {hooks}/20-not-executable is not executable; skipped" in proc.stderr, proc
 
 
 def test_a_broken_configuration_is_refused_with_file_line_and_key(tmp_path):

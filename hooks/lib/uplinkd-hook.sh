@@ -8,8 +8,8 @@
 # $UPLINKD_HOOK_LIB if set, else /usr/lib/uplinkd/hook-lib.sh if it exists, else
 # lib/uplinkd-hook.sh beside the hook itself.
 #
-# Hooks in /etc/uplinkd/hooks.d are conffiles an admin may keep across upgrades while
-# this file is replaced: keep every function's contract, add rather than change.
+# Hooks an admin copied into /etc/uplinkd/hooks.d stay across upgrades while this
+# file is replaced: keep every function's contract, add rather than change.
 #
 # Settings files: KEY=VALUE lines, read with sed, never executed (nothing in a value
 # is expanded, run or evaluated). A line counts only if it starts with KEY= (no

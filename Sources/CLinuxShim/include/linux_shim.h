@@ -13,8 +13,9 @@
 #include <signal.h>
 #include <sys/socket.h>
 
-/* SOCK_CLOEXEC is an enum value behind a macro that Swift does not import. */
-enum { UPLINKD_SOCK_CLOEXEC = SOCK_CLOEXEC };
+/* SOCK_CLOEXEC and SOCK_DGRAM are enum values behind macros that Swift does not
+ * import the same way in every build. */
+enum { UPLINKD_SOCK_CLOEXEC = SOCK_CLOEXEC, UPLINKD_SOCK_DGRAM = SOCK_DGRAM };
 
 /* pidfd_open(2): lets the event loop wait for a child with epoll instead of SIGCHLD. */
 int uplinkd_pidfd_open(pid_t pid);
@@ -40,5 +41,11 @@ struct uplinkd_tcp_totals {
 /* 0 on success; -1 with errno set (not a TCP socket, or a kernel older than 4.19
  * without the byte counters: errno ENOTSUP). */
 int uplinkd_tcp_totals(int fd, struct uplinkd_tcp_totals *totals);
+
+/* Sends one datagram to a unix socket named by path (a leading '@' names an abstract
+ * socket, as NOTIFY_SOCKET does): sockaddr_un is awkward to fill from Swift.
+ * Returns the bytes sent, or -1 with errno set (ENAMETOOLONG for an overlong path). */
+long uplinkd_send_datagram(int fd, const char *path, size_t path_length,
+                           const void *data, size_t length);
 
 #endif

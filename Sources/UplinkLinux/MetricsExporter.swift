@@ -1,0 +1,72 @@
+import Glibc
+import UplinkCore
+
+/// Writes the Prometheus textfile (`[export] prometheus-textfile`): the published
+/// state and the counters since start (`MetricCounters`) in the text format
+/// (`PrometheusText`), replaced atomically (`AtomicFile`) on every change, so
+/// node_exporter never reads half a file. The path is given with each change, so a
+/// reload that moves it takes effect at the next one; the file at the old path is
+/// removed (left there it would be exported, stale, for ever). A failure is logged
+/// once per distinct error and never stops the agent: the next change tries again.
+public final class MetricsExporter {
+    private var counters = MetricCounters()
+    /// What the file at `path` says, to skip writes that would change nothing but
+    /// the write time.
+    private var written: (path: String, state: AgentState, counters: MetricCounters)?
+    /// The path `AtomicFile.prepare` last succeeded for.
+    private var preparedPath: String?
+    /// The last failure logged, so a lasting one is not logged at every change.
+    private var lastFailure: String?
+    /// When the file was last written (monotonic).
+    private var writtenMilliseconds: Int?
+
+    public init() {}
+
+    /// Counts `events` (the hook events of this change of the state) and
+    /// `probeBytes` (per uplink since start), then writes the file at `path` if
+    /// anything it shows changed. Nil `path`: no export (and a file written earlier is
+    /// removed).
+    public func publish(_ state: AgentState, events: [HookEvent], probeBytes: [InterfaceName: Int],
+                        hookEventsPending: Int = 0, nowMilliseconds: Int = 0, to path: String?) {
+        counters.count(events)
+        counters.probeBytes = probeBytes
+        counters.hookEventsPending = hookEventsPending
+        if let written, written.path != path {
+            unlink(written.path)
+            Log.notice("metrics textfile \(written.path) removed: \(path.map { "now writing \($0)" } ?? "no longer exported")")
+            self.written = nil
+        }
+        guard let path else { return }
+        if let written, written.state.sameContent(as: state) {
+            if written.counters == counters { return }
+            // Probe bytes grow with every round: alone, they are written at most once a
+            // minute (the file usually lives on flash, and scrapes are that far apart).
+            var others = counters
+            others.probeBytes = written.counters.probeBytes
+            if others == written.counters, let since = writtenMilliseconds, nowMilliseconds - since < MetricsExporter.bytesOnlyIntervalMilliseconds {
+                return
+            }
+        }
+        do {
+            if preparedPath != path {
+                try AtomicFile.prepare(path, what: "metrics textfile")
+                preparedPath = path
+            }
+            try AtomicFile.replace(path, with: PrometheusText.format(state, counters: counters), durable: false)
+        } catch {
+            let failure = "writing metrics textfile: \(error)"
+            if failure != lastFailure { Log.warning("\(failure) (logged once until it changes or works again)") }
+            lastFailure = failure
+            return
+        }
+        if lastFailure != nil {
+            Log.notice("metrics textfile \(path) written again")
+            lastFailure = nil
+        }
+        written = (path, state, counters)
+        writtenMilliseconds = nowMilliseconds
+    }
+
+    /// Least time between rewrites for a change of probe bytes alone.
+    public static let bytesOnlyIntervalMilliseconds = 60_000
+}

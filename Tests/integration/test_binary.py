@@ -1,0 +1,41 @@
+"""What the built binary links (no root, no lab).
+
+Run: python3 -m pytest -v Tests/integration/test_binary.py
+The binary is $UPLINKD, or <repo>/.build/debug/uplinkd (run `swift build`).
+"""
+
+import shutil
+import subprocess
+
+import pytest
+
+from agentrun import require_binary
+
+# Swift Regex's modules. Besides Regex, _StringProcessing holds the standard
+# library's String.contains(String) and firstRange(of:): one call to either links
+# the whole module, 926 KiB of the static binary (README, "Dependencies and
+# footprint"). expect-regex uses PCRE2 and substring search is SubstringSearch.swift.
+REGEX_MODULES = ("17_StringProcessing", "12_RegexParser")
+
+
+def symbols(binary):
+    """Symbol names of `binary`: defined ones (a static release build holds the
+    Swift runtime) and undefined dynamic ones (a debug build links it as shared
+    libraries). Empty for a stripped binary."""
+    names = []
+    for options in (["--defined-only"], ["-D", "--undefined-only"]):
+        proc = subprocess.run(["nm", *options, str(binary)], capture_output=True, text=True, timeout=60)
+        names += [line.split()[-1] for line in proc.stdout.splitlines() if line.strip()]
+    return names
+
+
+def test_swift_regex_is_not_linked():
+    if shutil.which("nm") is None:
+        pytest.fail("nm is not installed (binutils; bash .ci/setup installs it)")
+    binary = require_binary()
+    names = symbols(binary)
+    if not names:
+        pytest.skip(f"{binary} is stripped: no symbols to look at")
+    found = sorted(n for n in names if any(module in n for module in REGEX_MODULES))
+    assert not found, (f"{binary} uses Swift Regex's modules again ({len(found)} symbols; "
+                       f"`swift demangle` names the call), e.g. {found[:5]}")
