@@ -105,6 +105,11 @@ def run_agent(lab, binary):
         print("$ uplinkd status\n" + status())
         lab.ip(role, "link", "set", peer, "up")
         wait_for(lambda: "primary eth0" in state.read_text(), 15)
+        # The hooks run one event at a time: let them hear eth0 is primary again before
+        # the stop (a stop drops events still queued).
+        hook_log = work / "hook.log"
+        wait_for(lambda: hook_log.exists() and sum(line.startswith("primary ") and line.endswith("primary=eth0")
+                                                   for line in hook_log.read_text().splitlines()) >= 2, 10)
         print("$ cat state\n" + state.read_text())
     finally:
         agent.terminate()
