@@ -80,7 +80,20 @@ public enum AvoidDegraded: String, Sendable, CaseIterable {
 public enum LogLevel: String, Sendable, CaseIterable, Comparable {
     case debug, info, notice, warning, error
 
+    /// The syslog (and sd-daemon) priority: what `journalctl -p` filters on; the
+    /// smaller, the more important.
+    public var syslogPriority: Int {
+        switch self {
+        case .debug: return 7
+        case .info: return 6
+        case .notice: return 5
+        case .warning: return 4
+        case .error: return 3
+        }
+    }
+
+    /// Less important first: `debug < error`.
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        lhs.syslogPriority > rhs.syslogPriority
     }
 }

@@ -57,9 +57,7 @@ public enum ConfigurationKeys {
         ("wwan-daily-budget", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.wwanDailyBudgetBytes = try ValueParser.optionalBudget(value) }),
         ("state-file", { (value: String, c: inout Configuration) throws(ValueError) in
-            guard !value.hasSuffix("/") else { throw ValueError("expected a file, not a directory: '\(value.printableEscaped)'") }
-            c.agent.stateFilePath = try ValueParser.absolutePath(value)
-        }),
+            c.agent.stateFilePath = try ValueParser.absoluteFilePath(value) }),
         ("hooks-dir", { (value: String, c: inout Configuration) throws(ValueError) in c.agent.hooksDirectory = try ValueParser.absolutePath(value) }),
         ("vendor-hooks-dir", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.vendorHooksDirectory = try ValueParser.absolutePath(value) }),
@@ -205,8 +203,7 @@ public enum ConfigurationKeys {
     /// `[export]`: files the agent writes for other tools.
     public static let export = KeyTable<Configuration>(section: "export", [
         ("prometheus-textfile", { (value: String, c: inout Configuration) throws(ValueError) in
-            guard !value.hasSuffix("/") else { throw ValueError("expected a file, not a directory: '\(value.printableEscaped)'") }
-            let path = try ValueParser.absolutePath(value)
+            let path = try ValueParser.absoluteFilePath(value)
             // node_exporter's textfile collector reads only `*.prom`; the file's
             // temporary copies (`NAME.prom.tmp.PID`) are then never read half-written.
             let name = path.split(separator: "/").last ?? ""

@@ -67,6 +67,15 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         family == .ipv4 && bytes.allSatisfy { $0 == 0xff }
     }
 
+    /// "unspecified", "multicast" or "broadcast" for an address that names no one host
+    /// that could answer (a server or a probe host); nil for one that does.
+    public var notOneHost: String? {
+        if isUnspecified { return "unspecified" }
+        if isMulticast { return "multicast" }
+        if isBroadcast { return "broadcast" }
+        return nil
+    }
+
     /// The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d).
     public var mappedIPv4: IPAddress? {
         guard family == .ipv6, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff else { return nil }

@@ -95,7 +95,7 @@ public struct ProbeURL: Hashable, Sendable, CustomStringConvertible {
                 throw ProbeURLError("has host '\(hostText)', which is not an IPv4 address: write one as four decimal numbers from 0 to 255")
             }
         }
-        if let literal = IPAddress(hostText), literal.isUnspecified || literal.isMulticast || literal.isBroadcast {
+        if let literal = IPAddress(hostText), literal.notOneHost != nil {
             throw ProbeURLError("has host '\(hostText)', which is not one host that could answer")
         }
         host = hostText.lowercased()

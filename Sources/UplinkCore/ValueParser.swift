@@ -62,6 +62,12 @@ public enum ValueParser {
         return text
     }
 
+    /// An absolute path naming a file: one ending in '/' names a directory.
+    public static func absoluteFilePath(_ text: String) throws(ValueError) -> String {
+        guard !text.hasSuffix("/") else { throw ValueError("expected a file, not a directory: '\(text.printableEscaped)'") }
+        return try absolutePath(text)
+    }
+
     /// IP addresses separated by spaces or commas; unspecified, multicast and broadcast refused.
     public static func addressList(_ text: String, at counts: ClosedRange<Int>) throws(ValueError) -> [IPAddress] {
         let words = list(text)
@@ -74,9 +80,8 @@ public enum ValueParser {
                 throw ValueError("'\(word.printableEscaped)' is not an IPv4 or IPv6 address")
             }
             // A server is one host that answers: these never do.
-            if address.isUnspecified || address.isMulticast || address.isBroadcast {
-                let what = address.isUnspecified ? "an unspecified" : address.isMulticast ? "a multicast" : "a broadcast"
-                throw ValueError("'\(word.printableEscaped)' is \(what) address, not one host")
+            if let what = address.notOneHost {
+                throw ValueError("'\(word.printableEscaped)' is \(what == "unspecified" ? "an" : "a") \(what) address, not one host")
             }
             addresses.append(address)
         }

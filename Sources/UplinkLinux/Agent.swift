@@ -97,8 +97,11 @@ public final class Agent {
         // A hook told of a portal may have logged in (the portal-login hook): look
         // again at once instead of at the next scheduled round.
         adapters.hooks.onEventFinished = { [unowned self] event in
-            // The hooks caught up by one event: the pending gauge changed.
-            if !stopping { exportMetrics(core.state(now: now(), pid: Int(getpid())), events: []) }
+            // The hooks caught up by one event: the pending gauge changed (the state is
+            // built only when a textfile wants it: this runs after every hook event).
+            if !stopping && configuration.export.prometheusTextfilePath != nil {
+                exportMetrics(core.state(now: now(), pid: Int(getpid())), events: [])
+            }
             guard !stopping, event.kind == .verdict, event.verdict == .captive, let interface = event.interface else { return }
             Log.info("\(interface): hooks done for the portal; probing again")
             perform(core.probeNow(interface, now: now()))
@@ -386,7 +389,7 @@ public final class Agent {
 
     private func applyLogLevel() {
         guard options.setsLogLevel else { return }
-        let configured = Log.level(configuration.agent.logLevel)
+        let configured = configuration.agent.logLevel
         Log.threshold = min(options.logLevelOverride ?? configured, configured)
     }
 

@@ -15,13 +15,8 @@ enum AtomicFile {
             throw SystemError("\(what) \(path) is a directory", errno: EISDIR)
         }
         let (directory, name) = split(path)
-        guard let stream = opendir(directory) else { return }
-        defer { closedir(stream) }
         let prefix = name + ".tmp."
-        while let entry = readdir(stream) {
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+        for entryName in (try? SmallFile.directoryEntries(directory, limit: .max, includingHidden: true)) ?? [] {
             guard entryName.hasPrefix(prefix), let pid = Int32(entryName.dropFirst(prefix.count)), pid > 0,
                   pid != getpid(), kill(pid, 0) != 0 && errno == ESRCH else { continue }
             let stale = directory == "/" ? "/" + entryName : directory + "/" + entryName

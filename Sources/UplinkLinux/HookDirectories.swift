@@ -94,12 +94,7 @@ public struct HookDirectories: Sendable, Equatable {
         case S_IFCHR where isDevNull(info): return .masked
         default: return .notAFile
         }
-        guard info.st_uid == 0 || info.st_uid == geteuid() else {
-            return .refused("is owned by uid \(info.st_uid), not root")
-        }
-        guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-            return .refused("is writable by \(info.st_mode & S_IWOTH != 0 ? "anyone" : "its group") (mode \(String(info.st_mode & 0o7777, radix: 8)))")
-        }
+        if let problem = whoElseMayWrite(info) { return .refused(problem) }
         guard access(path, X_OK) == 0 else { return .refused("is not executable") }
         if let target = realpath(path, nil) {
             defer { free(target) }
@@ -117,13 +112,19 @@ public struct HookDirectories: Sendable, Equatable {
     static func checkDirectory(_ path: String) -> Verdict {
         var info = stat()
         guard stat(path, &info) == 0 else { return .notAFile }
+        return whoElseMayWrite(info).map(Verdict.refused) ?? .runs
+    }
+
+    /// Why someone besides root (or the agent's own user) could change a file or
+    /// directory with this status, or nil when nobody could.
+    private static func whoElseMayWrite(_ info: stat) -> String? {
         guard info.st_uid == 0 || info.st_uid == geteuid() else {
-            return .refused("is owned by uid \(info.st_uid), not root")
+            return "is owned by uid \(info.st_uid), not root"
         }
         guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-            return .refused("is writable by \(info.st_mode & S_IWOTH != 0 ? "anyone" : "its group") (mode \(String(info.st_mode & 0o7777, radix: 8)))")
+            return "is writable by \(info.st_mode & S_IWOTH != 0 ? "anyone" : "its group") (mode \(String(info.st_mode & 0o7777, radix: 8)))"
         }
-        return .runs
+        return nil
     }
 
     private static func isDevNull(_ info: stat) -> Bool {

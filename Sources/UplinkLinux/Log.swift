@@ -5,49 +5,20 @@ import UplinkCore
 /// Readable log lines on stderr (journald adds the time). Secrets never reach here:
 /// callers log names and reasons, never header values or credentials.
 public enum Log {
-    public enum Level: Int, Sendable, Comparable {
-        case debug, info, notice, warning, error
-        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
-        /// The sd-daemon priority (syslog's): what `journalctl -p` filters on.
-        var priority: Int {
-            switch self {
-            case .debug: return 7
-            case .info: return 6
-            case .notice: return 5
-            case .warning: return 4
-            case .error: return 3
-            }
-        }
-
-        var label: String {
-            switch self {
-            case .debug: return "debug"
-            case .info: return "info"
-            case .notice: return "notice"
-            case .warning: return "warning"
-            case .error: return "error"
-            }
-        }
-    }
+    /// The levels of `log-level`, as syslog names them.
+    public typealias Level = LogLevel
 
     /// The least important level written: the command line sets it, and a reload of
-    /// `log-level` changes it while other threads may be logging, hence the atomic.
+    /// `log-level` changes it while other threads may be logging, hence the atomic
+    /// (holding the level's syslog priority).
     public static var threshold: Level {
-        get { Level(rawValue: thresholdStorage.load(ordering: .relaxed)) ?? .warning }
-        set { thresholdStorage.store(newValue.rawValue, ordering: .relaxed) }
-    }
-    private static let thresholdStorage = Atomic<Int>(Level.warning.rawValue)
-
-    /// The level a `log-level` setting names.
-    public static func level(_ setting: LogLevel) -> Level {
-        switch setting {
-        case .debug: return .debug
-        case .info: return .info
-        case .notice: return .notice
-        case .warning: return .warning
-        case .error: return .error
+        get {
+            let priority = thresholdPriority.load(ordering: .relaxed)
+            return Level.allCases.first { $0.syslogPriority == priority } ?? .warning
         }
+        set { thresholdPriority.store(newValue.syslogPriority, ordering: .relaxed) }
     }
+    private static let thresholdPriority = Atomic<Int>(Level.warning.syslogPriority)
 
     /// Whether stderr is the journal: lines then start with their priority (`<4>`)
     /// instead of `uplinkd: warning:`, so `journalctl -p warning -u uplinkd` works.
@@ -73,9 +44,9 @@ public enum Log {
     public static func error(_ message: @autoclosure () -> String) { write(.error, message) }
 
     private static func write(_ level: Level, _ message: () -> String) {
-        guard level >= threshold else { return }
+        guard level.syslogPriority <= thresholdPriority.load(ordering: .relaxed) else { return }
         // One write(2) per line, so lines of the agent's threads never interleave.
-        let prefix = toJournal ? "<\(level.priority)>" : "uplinkd: \(level.label): "
+        let prefix = toJournal ? "<\(level.syslogPriority)>" : "uplinkd: \(level.rawValue): "
         let line = Array("\(prefix)\(message())\n".utf8)
         _ = line.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }

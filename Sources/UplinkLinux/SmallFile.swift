@@ -46,8 +46,10 @@ public enum SmallFile {
         return Int(info.st_mtim.tv_sec)
     }
 
-    /// Names in a directory (no "." entries), at most `limit` of them, unsorted.
-    public static func directoryEntries(_ directory: String, limit: Int = 4_096) throws(SystemError) -> [String] {
+    /// Names in a directory, at most `limit` of them, unsorted: no hidden ones unless
+    /// `includingHidden` (never "." and "..").
+    public static func directoryEntries(_ directory: String, limit: Int = 4_096,
+                                        includingHidden: Bool = false) throws(SystemError) -> [String] {
         guard let stream = opendir(directory) else { throw SystemError("reading directory \(directory)") }
         defer { closedir(stream) }
         var names: [String] = []
@@ -55,7 +57,7 @@ public enum SmallFile {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
             }
-            if !name.hasPrefix(".") { names.append(name) }
+            if includingHidden ? name != "." && name != ".." : !name.hasPrefix(".") { names.append(name) }
         }
         return names
     }

@@ -22,7 +22,7 @@ public final class StateFileWatcher {
     public init(path: String, time: TimeSource = SystemTimeSource()) {
         self.path = path
         self.time = time
-        (directory, name) = StateWriter.split(path)
+        (directory, name) = AtomicFile.split(path)
         let raw = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         inotify = raw >= 0 ? FileDescriptor(owning: raw, label: "inotify for \(path)") : nil
         // Before the caller's first read, so a change right after that read is heard.

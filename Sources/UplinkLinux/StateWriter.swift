@@ -31,9 +31,4 @@ public final class StateWriter {
             return error
         }
     }
-
-    /// The directory and the file name of an absolute path.
-    static func split(_ path: String) -> (directory: String, name: String) {
-        AtomicFile.split(path)
-    }
 }

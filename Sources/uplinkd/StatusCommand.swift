@@ -20,13 +20,12 @@ enum StatusCommand {
         if let early { return early }
         let state: AgentState
         do {
-            let bytes = try SmallFile.readAll(path, limit: 1 << 20)
-            state = try StateFileFormat.decode(String(decoding: bytes, as: UTF8.self))
-        } catch let error as SystemError {
-            printError("cannot read state file \(path): \(error); is 'uplinkd run' running?")
-            return ExitStatus.unavailable
+            state = try StateFileReader.read(path)
         } catch {
-            printError("state file \(path): \(error)")
+            switch error {
+            case .unreadable(let error): printError("cannot read state file \(path): \(error); is 'uplinkd run' running?")
+            case .malformed(let error): printError("state file \(path): \(error)")
+            }
             return ExitStatus.unavailable
         }
         let now = Int(time(nil))

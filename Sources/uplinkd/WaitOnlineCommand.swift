@@ -68,18 +68,16 @@ enum WaitOnlineCommand {
     /// The condition's answer for the file as it is now; a missing or unreadable file
     /// is something still missing (the agent may be about to write it).
     private static func look(at path: String, for condition: WaitCondition) -> WaitCondition.Outcome {
-        let bytes: [UInt8]
-        do {
-            bytes = try SmallFile.readAll(path, limit: 1 << 20)
-        } catch {
-            if error.errno == ENOENT { return .missing("no state file \(path) yet (is 'uplinkd run' running?)") }
-            return .missing("cannot read the state file: \(error)")
-        }
         let state: AgentState
         do {
-            state = try StateFileFormat.decode(String(decoding: bytes, as: UTF8.self))
+            state = try StateFileReader.read(path)
         } catch {
-            return .missing("state file \(path): \(error)")
+            switch error {
+            case .unreadable(let error) where error.errno == ENOENT:
+                return .missing("no state file \(path) yet (is 'uplinkd run' running?)")
+            case .unreadable(let error): return .missing("cannot read the state file: \(error)")
+            case .malformed(let error): return .missing("state file \(path): \(error)")
+            }
         }
         return condition.evaluate(state, agentRunning: state.writtenByRunningAgent(processExists: ProcessTable.exists))
     }

@@ -7,12 +7,18 @@ import UplinkTestSupport
 struct FamilyPrimaryTests {
     private let everyProbe = Set(CoreDriver.probes().map(\.name))
 
-    @Test func anUplinkWithBrokenIPv6KeepsIPv4ButNotIPv6() throws {
+    /// eth0 and wlan0 dual-stack, every probe of eth0 failing over IPv6, settled.
+    private func brokenIPv6OnEthernet() -> CoreDriver {
         var driver = CoreDriver(CoreDriver.configuration())
         driver.failingOverIPv6["eth0"] = everyProbe
         driver.links([dualStack("eth0", index: 2, kind: .ethernet), dualStack("wlan0", index: 4, kind: .wifi)])
         driver.answerAll()
         driver.advance(to: 1_000)
+        return driver
+    }
+
+    @Test func anUplinkWithBrokenIPv6KeepsIPv4ButNotIPv6() throws {
+        var driver = brokenIPv6OnEthernet()
         #expect(driver.core.verdict(of: "eth0")?.verdict == .online)
         #expect(driver.core.primary == "eth0")
         #expect(driver.core.familyPrimaries == [.ipv4: "eth0", .ipv6: "wlan0"])
@@ -30,11 +36,7 @@ struct FamilyPrimaryTests {
     }
 
     @Test func whenIPv6ComesBackTheFamilyFollowsThePriorityAgain() throws {
-        var driver = CoreDriver(CoreDriver.configuration())
-        driver.failingOverIPv6["eth0"] = everyProbe
-        driver.links([dualStack("eth0", index: 2, kind: .ethernet), dualStack("wlan0", index: 4, kind: .wifi)])
-        driver.answerAll()
-        driver.advance(to: 1_000)
+        var driver = brokenIPv6OnEthernet()
         #expect(driver.core.familyPrimaries[.ipv6] == "wlan0")
         let before = driver.hooks.count
         driver.failingOverIPv6 = [:]

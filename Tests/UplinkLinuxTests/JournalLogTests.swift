@@ -33,6 +33,6 @@ struct JournalLogTests {
     }
 
     @Test func prioritiesAreSyslogs() {
-        #expect([Log.Level.error, .warning, .notice, .info, .debug].map(\.priority) == [3, 4, 5, 6, 7])
+        #expect([Log.Level.error, .warning, .notice, .info, .debug].map(\.syslogPriority) == [3, 4, 5, 6, 7])
     }
 }
