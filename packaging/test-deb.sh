@@ -39,7 +39,9 @@ second=$(bash packaging/build-deb.sh 2 | tail -n 1)
 echo "built $first ($(stat -c %s "$first") bytes) and $second"
 
 root=$(mktemp -d /tmp/uplinkd-deb-root.XXXXXX)
+netns=""
 cleanup() {
+    [ -z "$netns" ] || ip netns del "$netns" 2>/dev/null || true
     for mount in "$root/proc" "$root/sys"; do
         mountpoint -q "$mount" && umount "$mount"
     done
@@ -116,7 +118,21 @@ check "the new version is installed" bash -c "chroot '$root' dpkg-query -W -f='\
 
 echo "--- remove and purge"
 echo "USERNAME=x" > "$root/etc/uplinkd/portal-credentials"
-check "dpkg -r succeeds" in_root dpkg -r uplinkd
+# uplinkd's routing entries, as the route-failover hook leaves them with
+# keep-routes-on-stop: the removal takes them along. In a namespace of the test's
+# own, so the machine's own rules are never touched.
+netns="uplinkd-deb-$$"
+ip netns add "$netns"
+ip -n "$netns" link set lo up
+ip -n "$netns" rule add pref 32500 lookup main suppress_prefixlength 0 proto 77
+ip -n "$netns" rule add pref 32501 lookup 7077 proto 77
+ip -n "$netns" route add unreachable default table 7077 proto 77
+check "dpkg -r succeeds" ip netns exec "$netns" chroot "$root" dpkg -r uplinkd
+check "the removal took uplinkd's rules and table along" bash -c \
+    "[ -z \"\$(ip -n '$netns' rule show pref 32500; ip -n '$netns' rule show pref 32501)\" ] &&
+     [ -z \"\$(ip -n '$netns' route show table 7077 2>/dev/null)\" ]"
+ip netns del "$netns"
+netns=""
 check "binary and hook library removed, configuration kept" bash -c \
     "[ ! -e '$root/usr/bin/uplinkd' ] && [ ! -e '$root/usr/lib/uplinkd' ] && [ -e '$root/etc/uplinkd/uplinkd.conf' ]"
 # An admin who enabled wait-online: purge must take the enablement link too.

@@ -6,6 +6,11 @@
 #include <netlink/route/addr.h>
 #include <netlink/route/route.h>
 #include <netlink/route/nexthop.h>
+#include <netlink/route/rule.h>
+#include <netlink/msg.h>
+#include <netlink/attr.h>
+#include <netlink/handlers.h>
+#include <linux/fib_rules.h>
 #include <linux/if.h>
 #include <linux/if_arp.h>
 #include <linux/rtnetlink.h>

@@ -783,6 +783,7 @@ public struct AgentCore: Sendable {
         event.network = subject?.network ?? UplinkNetwork()
         event.familyPrimaries = familyPrimaries
         event.previousFamilyPrimaries = previousFamilies
+        event.routing = policy.routing
         // The uplink given up: its addresses as last seen, for flushing its NATed
         // connections after the addresses themselves are gone.
         if let previous {
@@ -834,6 +835,7 @@ public struct AgentCore: Sendable {
         event.familyPrimaries = familyPrimaries
         event.previousFamilyPrimaries = familyPrimaries
         event.previousAddresses = uplink.lastAddresses
+        event.routing = policy.routing
         return event
     }
 
@@ -851,6 +853,26 @@ public struct AgentCore: Sendable {
         event.network = uplink?.network ?? UplinkNetwork()
         event.previousFamilyPrimaries = familyPrimaries
         event.previousAddresses = uplink?.lastAddresses ?? []
+        event.routing = policy.routing
+        return event
+    }
+
+    /// Hooks make the routes match the primaries again: uplinkd's routing entries
+    /// changed behind its back. Described as a primary event whose primaries did not
+    /// change (the primary, or no interface when there is none).
+    public func repairEvent(now: Instant) -> HookEvent {
+        let primary = selector.primary
+        let uplink = primary.flatMap { uplinks[$0] }
+        let assessment = uplink?.machine.assessment ?? Assessment(.unknown, reason: .noSuchInterface)
+        var event = HookEvent(kind: .repair, interface: primary, interfaceKind: uplink?.kind ?? .other,
+                              verdict: assessment.verdict, previousVerdict: assessment.verdict,
+                              reason: assessment.reason, portalURL: assessment.portalURL,
+                              primary: primary, previousPrimary: primary, wallSeconds: now.wallSeconds)
+        event.quality = uplink?.figures
+        event.network = uplink?.network ?? UplinkNetwork()
+        event.familyPrimaries = familyPrimaries
+        event.previousFamilyPrimaries = familyPrimaries
+        event.routing = policy.routing
         return event
     }
 }

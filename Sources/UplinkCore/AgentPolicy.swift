@@ -7,10 +7,9 @@ public struct AgentPolicy: Sendable, Equatable {
     /// A backup whose last validated round is older than this is verified with one
     /// short probe before it becomes primary.
     public var verifyAgeMilliseconds = 5_000
-    /// Default routes of this routing protocol are uplinkd's own (the route-failover
-    /// hook's `PROTO`): never counted as an uplink's route, and adding or removing one
-    /// is no doubt about the uplink.
-    public var ownRouteProtocol = 77
+    /// uplinkd's own table, rules and protocol id: its routes are never counted as an
+    /// uplink's, and adding or removing one is no doubt about the uplink.
+    public var routing = RoutingSettings()
     /// Preference order for the primary: interface names and kinds, first wins.
     public var priority: [PriorityEntry] = [.kind(.ethernet), .kind(.wifi), .kind(.wwan)]
     /// Daily probe byte budget applied to wwan uplinks without their own budget.

@@ -40,7 +40,12 @@ public enum CheckPlanner {
             if familyResults.isEmpty {
                 perFamily[family] = Assessment(.limited, reason: .noProbeForFamily)
             } else {
-                perFamily[family] = Aggregator.assess(classes, thresholdPercent: thresholdPercent)
+                var assessment = Aggregator.assess(classes, thresholdPercent: thresholdPercent)
+                if assessment.reason == .dnsHijack,
+                   let heard = loginPageHeard(classes, probeURLs: familyResults.map { $0.request.probe.url.description }) {
+                    assessment.portalURL = heard
+                }
+                perFamily[family] = assessment
             }
             if case .mismatch = knownAnswers[family] {
                 // The resolver lies about a name whose answer is known: whatever the
@@ -49,7 +54,10 @@ public enum CheckPlanner {
             }
             for (result, judgement) in zip(familyResults, classes) {
                 var status: Int?
-                if case .response(let response) = result.outcome { status = response.status }
+                switch result.outcome {
+                case .response(let response), .dnsHijack(_, let response?): status = response.status
+                default: break
+                }
                 var report = ProbeReport(name: result.request.probe.name, url: result.request.probe.url.description,
                                          family: family, judgement: judgement, status: status,
                                          elapsedMilliseconds: result.elapsedMilliseconds, bytes: result.bytes,
@@ -64,6 +72,16 @@ public enum CheckPlanner {
         let assessment = Aggregator.best(of: perFamily) ?? Assessment(.unknown, reason: .noProbes)
         return CheckReport(interface: interface, kind: kind, assessment: assessment, families: perFamily,
                            probes: probeReports, elapsedMilliseconds: elapsedMilliseconds, dns: dns)
+    }
+
+    /// Behind DNS hijacking every probe reaches the same portal, yet one may hear
+    /// nothing better than its own URL (a timeout, a page without a hint) where
+    /// another hears the login page: the first login page heard wins.
+    static func loginPageHeard(_ classes: [ProbeClass], probeURLs: [String]) -> String? {
+        for (probeClass, probeURL) in zip(classes, probeURLs) {
+            if case .portal(.dnsHijack, let url?) = probeClass, url != probeURL { return url }
+        }
+        return nil
     }
 
     /// Exit status for several interfaces: the highest of their statuses, so 0 means

@@ -28,11 +28,22 @@ public enum Classifier {
             return .broken(reason: failure.reason)
         case .response(let response):
             return classify(response, for: probe)
-        case .dnsHijack:
-            // Whoever answers for the name is the portal: a browser opening the probe
-            // URL through this uplink lands on it.
-            return .portal(reason: .dnsHijack, portalURL: probe.url.description)
+        case .dnsHijack(_, let answer):
+            return classifyHijacked(answer, for: probe)
         }
+    }
+
+    /// The DNS answer came first and decides the verdict: whoever answers for the
+    /// name is the portal, whatever its HTTP says (even a valid answer: a portal may
+    /// pass the probe's own path through). Its HTTP answer only says where to log in:
+    /// a redirect's Location, a meta refresh or a WISPr LoginURL. Else, or with no
+    /// answer, the probe URL, which a browser on this uplink opens onto the portal.
+    static func classifyHijacked(_ answer: ProbeResponse?, for probe: ProbeSpec) -> ProbeClass {
+        let fallback = probe.url.description
+        guard let answer, case .portal(_, let portalURL?) = classify(answer, for: probe) else {
+            return .portal(reason: .dnsHijack, portalURL: fallback)
+        }
+        return .portal(reason: .dnsHijack, portalURL: portalURL)
     }
 
     static func classify(_ response: ProbeResponse, for probe: ProbeSpec) -> ProbeClass {

@@ -53,7 +53,18 @@ public enum ConfigurationKeys {
             c.agent.verifyAgeMilliseconds = try ValueParser.duration(value, range: 0...3_600_000) }),
         ("priority", { (value: String, c: inout Configuration) throws(ValueError) in c.agent.priority = try ValueParser.priority(value) }),
         ("route-protocol", { (value: String, c: inout Configuration) throws(ValueError) in
-            c.agent.ownRouteProtocol = try ValueParser.count(value, range: 1...255) }),
+            c.agent.routing.protocolNumber = try ValueParser.count(value, range: 1...255) }),
+        ("route-table", { (value: String, c: inout Configuration) throws(ValueError) in
+            let table = try ValueParser.count(value, range: 1...4_294_967_295)
+            guard !RoutingSettings.reservedTables.contains(table) else {
+                throw ValueError("expected a table of uplinkd's own; \(table) is the kernel's (253 default, 254 main, 255 local)")
+            }
+            c.agent.routing.table = table
+        }),
+        ("rule-priority", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.routing.rulePriority = try ValueParser.count(value, range: 1...RoutingSettings.highestRulePriority) }),
+        ("keep-routes-on-stop", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.routing.keepOnStop = try ValueParser.boolean(value) }),
         ("wwan-daily-budget", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.wwanDailyBudgetBytes = try ValueParser.optionalBudget(value) }),
         ("state-file", { (value: String, c: inout Configuration) throws(ValueError) in

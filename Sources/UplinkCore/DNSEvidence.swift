@@ -18,4 +18,15 @@ public enum DNSEvidence {
         // Mixed answers: keep the public ones, never probe a private address.
         return .pin(usable.filter { !$0.isSpecialPurpose })
     }
+
+    /// The addresses of a hijacked answer the probe may still be sent to, so the
+    /// portal's own answer (its redirect, meta refresh or WISPr block) can name its
+    /// login page. Never loopback or unspecified: those would probe this machine,
+    /// not the network behind the uplink. IPv4-mapped answers to an AAAA query are
+    /// left out as in `judge`. Empty: send nothing, the DNS answer alone is the evidence.
+    public static func followable(_ answers: [IPAddress], family: AddressFamily) -> [IPAddress] {
+        answers.filter {
+            $0.family == family && $0.mappedIPv4 == nil && !$0.isLoopback && $0.notOneHost == nil
+        }
+    }
 }

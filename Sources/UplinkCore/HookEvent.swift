@@ -6,6 +6,9 @@ public struct HookEvent: Sendable, Equatable {
         case primary
         /// The agent stops (TERM, INT): the last event, after the final state is known.
         case stop
+        /// uplinkd's routing entries changed behind its back (or an earlier run left
+        /// some): the primaries are unchanged, the routes must be made to match them again.
+        case repair
     }
 
     public var kind: Kind
@@ -33,6 +36,8 @@ public struct HookEvent: Sendable, Equatable {
     /// The last addresses of the uplink given up (primary and stop events: the
     /// previous primary; verdict events: the uplink itself), kept after they are gone.
     public var previousAddresses: [IPAddress] = []
+    /// uplinkd's table, rules and protocol id, for the route-failover hook.
+    public var routing = RoutingSettings()
 
     public init(kind: Kind, interface: InterfaceName?, interfaceKind: InterfaceKind, verdict: Verdict, previousVerdict: Verdict,
                 reason: Reason, portalURL: String?, primary: InterfaceName?, previousPrimary: InterfaceName?, wallSeconds: Int) {
@@ -71,6 +76,6 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_PREVIOUS_PRIMARY_IPV4=\(previousFamilyPrimaries[.ipv4]?.value ?? "")",
             "UPLINK_PREVIOUS_PRIMARY_IPV6=\(previousFamilyPrimaries[.ipv6]?.value ?? "")",
             "UPLINK_PREVIOUS_ADDRESSES=\(previousAddresses.map { "\($0)" }.joined(separator: " "))",
-        ] + network.environment
+        ] + network.environment + routing.environment
     }
 }

@@ -53,11 +53,11 @@ public struct LinkFacts: Sendable, Equatable {
     /// The bridge or bond this interface is enslaved to (IFLA_MASTER), if any.
     public var masterIndex: Int?
 
-    /// The same interface without the default routes of routing protocol `protocolNumber`
-    /// (uplinkd's own: they are not the uplink's).
-    public func withoutRoutes(ofProtocol protocolNumber: Int) -> LinkFacts {
+    /// The same interface without uplinkd's own default routes (its table, its
+    /// protocol): they are not the uplink's.
+    public func withoutRoutes(ownedBy settings: RoutingSettings) -> LinkFacts {
         var facts = self
-        facts.defaultRoutes.removeAll { $0.protocolNumber == protocolNumber }
+        facts.defaultRoutes.removeAll { settings.owns($0) }
         return facts
     }
 

@@ -3,9 +3,18 @@ public enum ProbeOutcome: Sendable, Equatable {
     case response(ProbeResponse)
     case failure(TransportFailure)
     /// The probe's host name resolved, through the uplink's own DNS, only to addresses
-    /// the public internet never uses: something local answers for the name. No HTTP
-    /// request is sent in that case.
-    case dnsHijack([IPAddress])
+    /// the public internet never uses: something local answers for the name. The
+    /// probe is still sent there (see `DNSEvidence.followable`) to learn where the
+    /// portal wants the user to go; `answer` is what came back, nil when nothing was
+    /// sent or the exchange failed. The DNS answer stays the evidence either way.
+    case dnsHijack([IPAddress], answer: ProbeResponse? = nil)
+
+    /// A hijacked DNS answer followed by the HTTP exchange with the address it gave.
+    /// A failed exchange leaves only the DNS evidence: the portal said nothing better.
+    public static func hijacked(_ answers: [IPAddress], followedBy exchange: ProbeOutcome) -> ProbeOutcome {
+        if case .response(let response) = exchange { return .dnsHijack(answers, answer: response) }
+        return .dnsHijack(answers)
+    }
 }
 
 /// An HTTP answer, as far as it was read.

@@ -26,6 +26,11 @@ public final class Agent {
         /// gave a notification socket (NOTIFY_SOCKET): the daemon only, since the
         /// socket belongs to the service's main process.
         public var notifySystemd = false
+        /// Look after uplinkd's routing entries: remove leftovers at start and the
+        /// entries at a stop (unless `keep-routes-on-stop`), and have the hooks repair
+        /// them when someone else changes them. The daemon only: an embedding program
+        /// must not remove the routes of the uplinkd running beside it.
+        public var managesRouting = false
 
         public init(stateFileOverride: String? = nil, hooksDirectoryOverride: String? = nil) {
             self.stateFileOverride = stateFileOverride
@@ -62,6 +67,12 @@ public final class Agent {
     private var announcedReady = false
     /// Observers of state changes (the embedding API); called on the loop.
     private var observers: [(AgentState, [HookEvent]) -> Void] = []
+    /// Watches uplinkd's routing entries for changes made behind its back.
+    private var routeGuard = RouteGuard()
+    private var repairTimer: EventLoop.TimerID?
+    /// A primary or repair event went to the hooks since the guard last took the
+    /// picture: the route hook acts on those only, so only then is a change theirs.
+    private var routeEventsQueued = false
 
     /// An agent on a loop of its own with the Linux adapters.
     public convenience init(configuration: Configuration, options: Options,
@@ -102,6 +113,7 @@ public final class Agent {
             if !stopping && configuration.export.prometheusTextfilePath != nil {
                 exportMetrics(core.state(now: now(), pid: Int(getpid())), events: [])
             }
+            hooksFinished()
             guard !stopping, event.kind == .verdict, event.verdict == .captive, let interface = event.interface else { return }
             Log.info("\(interface): hooks done for the portal; probing again")
             perform(core.probeNow(interface, now: now()))
@@ -133,8 +145,86 @@ public final class Agent {
         links = source
         let hooks = options.runHooks ? "\(configuration.agent.hooksDirectory) and \(configuration.agent.vendorHooksDirectory)" : "nowhere"
         Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(hooks)")
+        startRoutingGuard(source)
         startServiceNotifications()
         linksChanged(source.links, events: [])
+    }
+
+    // MARK: uplinkd's routing entries
+
+    /// Leftovers of a run that could not clean up (SIGKILL, a crash, a power cut) go
+    /// before anything else, so the hooks start from nothing; kept entries
+    /// (`keep-routes-on-stop`) stay until the hooks have a primary to give them.
+    private func startRoutingGuard(_ source: LinkSource) {
+        guard options.managesRouting else { return }
+        let routing = configuration.agent.routing
+        if !routing.keepOnStop {
+            removeRoutingEntries(source, why: "left by an earlier run")
+        }
+        source.watchRouting { [unowned self] in routingMayHaveChanged() }
+        // Start-up is over at the latest after ready-timeout, as for systemd.
+        loop.schedule(afterMilliseconds: configuration.agent.readyTimeoutMilliseconds) { [weak self] in
+            self?.armRouteGuard()
+        }
+    }
+
+    private func removeRoutingEntries(_ source: LinkSource, why: String) {
+        do {
+            let removed = try source.removeRouting(configuration.agent.routing)
+            if !removed.isEmpty { Log.notice("removed uplinkd's routing entries \(why): \(removed.joined(separator: "; "))") }
+        } catch {
+            Log.error("cannot remove uplinkd's routing entries \(why): \(error)")
+        }
+    }
+
+    private func armRouteGuard() {
+        guard options.managesRouting, !routeGuard.armed, !stopping else { return }
+        routeGuard.arm()
+        routingMayHaveChanged()
+    }
+
+    private func routingPicture() -> RoutingPicture {
+        guard let links else { return RoutingPicture() }
+        let settings = configuration.agent.routing
+        let entries = links.routingEntries(settings)
+        return RoutingPicture(settings: settings, rules: entries.rules, routes: entries.routes,
+                              primaries: core.familyPrimaries, links: Array(links.links.values))
+    }
+
+    /// The hooks caught up. After a primary or repair event what they left is what the
+    /// guard keeps; after other events (the route hook ignores them) a change made
+    /// meanwhile is someone else's, and is repaired.
+    private func hooksFinished() {
+        guard options.managesRouting, !stopping, adapters.hooks.pendingEvents == 0, let links else { return }
+        links.catchUp()
+        // Reading the queue may have started more hook events: their end decides.
+        guard adapters.hooks.pendingEvents == 0 else { return }
+        if routeEventsQueued {
+            routeEventsQueued = false
+            routeGuard.hooksCaughtUp(routingPicture())
+        } else {
+            routingMayHaveChanged()
+        }
+    }
+
+    /// Rules, routes or the primaries' routes may differ from what the hooks left.
+    private func routingMayHaveChanged() {
+        guard options.managesRouting, !stopping, repairTimer == nil,
+              let delay = routeGuard.examine(routingPicture(), hooksIdle: adapters.hooks.pendingEvents == 0) else { return }
+        repairTimer = loop.schedule(afterMilliseconds: delay) { [weak self] in
+            guard let self else { return }
+            self.repairTimer = nil
+            guard !self.stopping else { return }
+            let picture = self.routingPicture()
+            guard self.routeGuard.examine(picture, hooksIdle: self.adapters.hooks.pendingEvents == 0) != nil else { return }
+            let change = self.routeGuard.applied.map { picture.changes(since: $0) } ?? "left by an earlier run: \(picture.entryList)"
+            if self.routeGuard.repairing(now: self.loop.nowMilliseconds) {
+                Log.warning("uplinkd's routing entries keep changing behind its back (another tool fighting over them?): \(change)")
+            } else {
+                Log.notice("uplinkd's routing entries changed behind its back: \(change)")
+            }
+            self.perform([.runHook(self.core.repairEvent(now: self.now()))])
+        }
     }
 
     // MARK: systemd
@@ -204,8 +294,18 @@ public final class Agent {
         wakeTimer = nil
         if let sampleTimer { loop.cancel(sampleTimer.id) }
         sampleTimer = nil
+        if let repairTimer { loop.cancel(repairTimer) }
+        repairTimer = nil
         let finalEvent = options.runHooks ? core.stopEvent(now: now()) : nil
         adapters.hooks.drain(finalEvent: finalEvent) { [unowned self] in
+            if options.managesRouting, let links {
+                if configuration.agent.routing.keepOnStop {
+                    let kept = routingPicture()
+                    if !kept.hasNoEntries { Log.notice("keeping uplinkd's routing entries (keep-routes-on-stop): \(kept.entryList)") }
+                } else {
+                    removeRoutingEntries(links, why: "at the stop")
+                }
+            }
             let final = core.state(now: now(), pid: Int(getpid()), stopped: true)
             stateWriter?.publish(final)
             exportMetrics(final, events: [])
@@ -242,6 +342,15 @@ public final class Agent {
             Log.warning("state-file changes take effect at restart; still writing \(configuration.agent.stateFilePath)")
             updated.agent.stateFilePath = configuration.agent.stateFilePath
         }
+        // The running agent removes at its stop what it made with the old values.
+        let routing = configuration.agent.routing
+        if !updated.agent.routing.sameEntries(as: routing) {
+            Log.warning("route-table, rule-priority and route-protocol changes take effect at restart; "
+                        + "still table \(routing.table), rules \(routing.rulePriority) and \(routing.rulePriority + 1), protocol \(routing.protocolNumber)")
+            updated.agent.routing.table = routing.table
+            updated.agent.routing.rulePriority = routing.rulePriority
+            updated.agent.routing.protocolNumber = routing.protocolNumber
+        }
         configuration = updated
         applyLogLevel()
         kinds = [:]  // `[interface NAME] kind` may have changed
@@ -258,11 +367,11 @@ public final class Agent {
     private func linksChanged(_ allLinks: [Int: LinkFacts], events allEvents: [LinkEvent]) {
         guard !stopping else { return }
         // The route-failover hook's routes are uplinkd's own, not the uplinks'.
-        let own = configuration.agent.ownRouteProtocol
-        let links = allLinks.mapValues { $0.withoutRoutes(ofProtocol: own) }
+        let own = configuration.agent.routing
+        let links = allLinks.mapValues { $0.withoutRoutes(ownedBy: own) }
         let events = allEvents.filter { event in
             switch event {
-            case .defaultRouteAdded(_, let route), .defaultRouteRemoved(_, let route): return route.protocolNumber != own
+            case .defaultRouteAdded(_, let route), .defaultRouteRemoved(_, let route): return !own.owns(route)
             default: return true
             }
         }
@@ -290,6 +399,8 @@ public final class Agent {
         }
         for event in events { Log.info("link: \(LinkReport.humanLine(event))") }
         perform(core.linksChanged(uplinks: uplinks, events: events, now: now()))
+        // The primaries' own default routes are what the table copies.
+        if !events.isEmpty { routingMayHaveChanged() }
     }
 
     /// DHCP clients write the lease after they configured the address (dhclient runs
@@ -321,10 +432,13 @@ public final class Agent {
             case .runHook(let event):
                 if event.kind == .verdict {
                     Log.notice("\(event.interface?.value ?? "-"): \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue) (\(event.reason.rawValue))")
+                } else if event.kind == .repair {
+                    Log.notice("routing: hooks re-apply the routes of primary \(event.primary?.value ?? "none")")
                 } else {
                     Log.notice("primary: \(event.previousPrimary?.value ?? "none") -> \(event.primary?.value ?? "none") (\(event.primaryReason?.rawValue ?? "-"))")
                 }
                 hookEvents.append(event)
+                if event.kind == .primary || event.kind == .repair { routeEventsQueued = true }
                 if options.runHooks { adapters.hooks.enqueue(event) }
             case .note(let line):
                 Log.notice(line)
@@ -334,6 +448,7 @@ public final class Agent {
         stateWriter?.publish(state)
         exportMetrics(state, events: hookEvents)
         serviceStateChanged(state)
+        if state.isSettled && !routeGuard.armed { armRouteGuard() }
         if !hookEvents.isEmpty || !actions.isEmpty {
             for observer in observers { observer(state, hookEvents) }
         }

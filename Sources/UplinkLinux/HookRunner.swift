@@ -91,6 +91,8 @@ public final class HookRunner: HookSink {
             Log.info("hook \(name): primary \(event.previousPrimary?.value ?? "none") -> \(event.primary?.value ?? "none")")
         case .stop:
             Log.info("hook \(name): stop")
+        case .repair:
+            Log.info("hook \(name): repair (primary \(event.primary?.value ?? "none"))")
         }
         do {
             running = try ChildProcess(

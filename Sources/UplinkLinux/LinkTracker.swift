@@ -3,7 +3,8 @@ import Glibc
 import UplinkCore
 
 /// Follows every interface live through libnl's cache manager (route/link, route/addr,
-/// route/route), driven by its socket from the event loop: readiness, never polling.
+/// route/route, and route/rule for uplinkd's own rules), driven by its socket from the
+/// event loop: readiness, never polling.
 ///
 /// After each batch of notifications the caches are read back into `LinkFacts` and
 /// compared with the previous state, so the events always describe real differences.
@@ -28,6 +29,11 @@ public final class LinkTracker: LinkSource {
     /// routes without telling (IPv4 removes routes of a downed link silently).
     private var linksOrAddressesChanged = false
     private var anythingChanged = false
+    /// Rules or routes changed in the batch (uplinkd's own may be among them).
+    private var routingChanged = false
+    /// libnl's rule cache: kept only to hear of rule changes (see `routingEntries`).
+    private var rules: OpaquePointer?
+    private var routingHandler: (() -> Void)?
 
     public init(loop: EventLoop, receiveBufferBytes: Int, handler: @escaping LinkHandler) throws(NetlinkError) {
         self.loop = loop
@@ -42,7 +48,7 @@ public final class LinkTracker: LinkSource {
 
         let user = Unmanaged.passUnretained(self).toOpaque()
         var caches: [OpaquePointer] = []
-        for name in ["route/link", "route/addr", "route/route"] {
+        for name in ["route/link", "route/addr", "route/route", "route/rule"] {
             var cache: OpaquePointer?
             let added = nl_cache_mngr_add(manager, name, LinkTracker.changeTrampoline, user, &cache)
             guard added >= 0, let cache else {
@@ -53,6 +59,7 @@ public final class LinkTracker: LinkSource {
             caches.append(cache)
         }
         view = RouteCacheView(links: caches[0], addresses: caches[1], routes: caches[2])
+        rules = caches[3]
         // The manager's first fill can drop routes that differ only by interface.
         let reloaded = RouteCacheView.reload(routes: caches[2], socket: syncSocket.pointer)
         if reloaded < 0 { Log.warning("\(NetlinkError("re-reading routes", code: reloaded))") }
@@ -89,6 +96,8 @@ public final class LinkTracker: LinkSource {
         tracker.anythingChanged = true
         if cache == tracker.view?.links || cache == tracker.view?.addresses {
             tracker.linksOrAddressesChanged = true
+        } else {
+            tracker.routingChanged = true
         }
     }
 
@@ -103,7 +112,10 @@ public final class LinkTracker: LinkSource {
             Log.warning("\(NetlinkError("reading netlink notifications", code: result))")
         }
         guard anythingChanged else { return }
-        if linksOrAddressesChanged { refill(view.routes, "routes") }
+        if linksOrAddressesChanged {
+            refill(view.routes, "routes")
+            routingChanged = true
+        }
         publish(resynced: false)
     }
 
@@ -118,6 +130,8 @@ public final class LinkTracker: LinkSource {
         refill(view.links, "links")
         refill(view.addresses, "addresses")
         refill(view.routes, "routes")
+        if let rules { refill(rules, "routing rules") }
+        routingChanged = true
         publish(resynced: true)
     }
 
@@ -147,5 +161,37 @@ public final class LinkTracker: LinkSource {
         let events = LinkDiff.events(from: links, to: current)
         links = current
         if !events.isEmpty || resynced { handler(events, resynced, current) }
+        if routingChanged {
+            routingChanged = false
+            routingHandler?()
+        }
+    }
+
+    // MARK: uplinkd's own routing entries
+
+    /// The rules are dumped afresh (libnl's rule cache, which tells of changes, lacks
+    /// suppress_prefixlength); the routes come from the live cache.
+    public func routingEntries(_ settings: RoutingSettings) -> (rules: [RoutingRule], routes: [OwnedRoute]) {
+        var rules: [RoutingRule] = []
+        do {
+            rules = try RuleDump.rules(syncSocket).filter(settings.owns)
+        } catch {
+            Log.warning("\(error)")
+        }
+        return (rules, RoutingEntries.routes(view.routes, ownedBy: settings))
+    }
+
+    public func watchRouting(_ handler: @escaping () -> Void) {
+        routingHandler = handler
+    }
+
+    /// Reads what the kernel already queued: changes a hook just made are in the
+    /// caches afterwards.
+    public func catchUp() {
+        dataReady()
+    }
+
+    public func removeRouting(_ settings: RoutingSettings) throws(NetlinkError) -> [String] {
+        try RoutingEntries.remove(ownedBy: settings)
     }
 }

@@ -3,9 +3,10 @@ import UplinkCore
 /// Runs probe rounds on the event loop, for `check` and for the agent alike: finds the
 /// uplink's DNS servers, resolves the probes' host names through them (bound to the
 /// uplink), judges the answers (a public name answered with a private address is a
-/// hijack; no answer is a DNS failure), sends every remaining probe over every family
-/// in parallel with its answer pinned, runs the external validators, and lets the
-/// core's planner turn the results into the report.
+/// hijack, yet the probe is still sent to the private address it gave, to hear the
+/// portal name its login page; no answer is a DNS failure), sends every remaining probe
+/// over every family in parallel with its answer pinned, runs the external validators,
+/// and lets the core's planner turn the results into the report.
 public final class RoundRunner {
     private let loop: EventLoop
     private let prober: ProbeSending
@@ -141,9 +142,24 @@ public final class RoundRunner {
             round.fill(slot, with: .probe(ProbeResult(request: request, outcome: .failure(reason),
                                                       elapsedMilliseconds: elapsed, bytes: bytes, dnsMilliseconds: elapsed)))
         case .hijacked(let answers):
-            pinned.addresses = answers
-            round.fill(slot, with: .probe(ProbeResult(request: pinned, outcome: .dnsHijack(answers),
-                                                      elapsedMilliseconds: elapsed, bytes: bytes, dnsMilliseconds: elapsed)))
+            let followable = DNSEvidence.followable(answers, family: request.family)
+            guard !followable.isEmpty else {
+                pinned.addresses = answers
+                round.fill(slot, with: .probe(ProbeResult(request: pinned, outcome: .dnsHijack(answers),
+                                                          elapsedMilliseconds: elapsed, bytes: bytes, dnsMilliseconds: elapsed)))
+                return
+            }
+            // Sent like any pinned probe, so the portal's answer can name its login
+            // page; no validator: the DNS answer already decided the verdict.
+            pinned.addresses = followable
+            prober.send(pinned, settings: context.settings) { result in
+                var result = result
+                result.outcome = .hijacked(answers, followedBy: result.outcome)
+                result.bytes += bytes
+                result.elapsedMilliseconds += elapsed
+                result.dnsMilliseconds = elapsed
+                round.fill(slot, with: .probe(result))
+            }
         case .pinned(let answers, let ttlSeconds):
             pinned.addresses = answers
             send(pinned, slot: slot, round: round, context: context, extraBytes: bytes,
@@ -171,7 +187,9 @@ public final class RoundRunner {
                 let addresses = answer.addresses
                 switch DNSEvidence.judge(addresses, family: request.family, hijackCheck: hijackCheck) {
                 case .hijacked(let answers):
-                    Log.info("\(prefix): \(host) resolves to \(answers.map(\.description).joined(separator: ", ")) through its DNS: hijacked")
+                    let follow = DNSEvidence.followable(answers, family: request.family).isEmpty
+                        ? "no HTTP sent (only loopback, unspecified or IPv4-mapped answers)" : "asking it for the login page"
+                    Log.info("\(prefix): \(host) resolves to \(answers.map(\.description).joined(separator: ", ")) through its DNS: hijacked; \(follow)")
                     verdict = .hijacked(answers)
                 case .pin(let answers):
                     // Nothing left to pin (only IPv4-mapped AAAA answers, say): no usable answer.

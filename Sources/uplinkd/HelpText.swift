@@ -7,6 +7,7 @@ usage: uplinkd check IFACE... [options]
        uplinkd config check [--config FILE]
        uplinkd wait-online [IFACE... | --any] [--timeout SECONDS] [--captive-ok]
                            [--state FILE]
+       uplinkd routes [--remove] [--config FILE]
        uplinkd --version | --help
 
 Decides for each named interface whether it reaches the internet, probing over HTTP
@@ -63,6 +64,11 @@ wait-online: for boot ordering (network-online.target), as
   --state FILE           as for status (default /run/uplinkd/state)
   Exit status 0 once it holds, 1 on timeout (stderr says what was missing), 64
   usage error. A state file whose agent stopped or is gone never satisfies it.
+
+routes: lists uplinkd's own routing entries (its rules and table, which the
+  route-failover hook keeps; [agent] route-table, rule-priority, route-protocol);
+  --remove deletes them (the agent does so at its stop unless keep-routes-on-stop).
+  Exit status 0, 69 when the kernel refused (not root), 78 configuration error.
 
 check exit status (one interface): 0 online, 1 captive, 2 limited, 3 down or no such
 interface; several interfaces: the highest of theirs. 64 usage error,

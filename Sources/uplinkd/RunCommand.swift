@@ -8,6 +8,7 @@ enum RunCommand {
         var options = Agent.Options()
         options.setsLogLevel = true
         options.notifySystemd = true
+        options.managesRouting = true
         var configPath: String?
         let early = ArgumentReader.readOptions(arguments, for: "run") { option, inline, reader throws(UsageError) in
             switch option {

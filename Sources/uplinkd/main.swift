@@ -19,6 +19,8 @@ case "config":
     status = ConfigCommand.run(arguments.dropFirst())
 case "wait-online":
     status = WaitOnlineCommand.run(arguments.dropFirst())
+case "routes":
+    status = RoutesCommand.run(arguments.dropFirst())
 case "--version", "version":
     print("uplinkd \(UplinkVersion.string)")
     status = 0

@@ -109,10 +109,35 @@ final class FakeTraffic: TrafficCounting {
     }
 }
 
-/// Links the test changes by hand; each `set` is one netlink batch.
+/// Links the test changes by hand; each `set` is one netlink batch. uplinkd's own
+/// rules and routes are lists the test edits (`changeRouting`), as another tool would.
 final class FakeLinks: LinkSource {
     private(set) var links: [Int: LinkFacts]
     var handler: LinkHandler?
+    var rules: [RoutingRule] = []
+    var routes: [OwnedRoute] = []
+    private(set) var removals = 0
+    private var routingHandler: (() -> Void)?
+
+    func routingEntries(_ settings: RoutingSettings) -> (rules: [RoutingRule], routes: [OwnedRoute]) {
+        (rules.filter(settings.owns), routes.filter(settings.owns))
+    }
+
+    func watchRouting(_ handler: @escaping () -> Void) { routingHandler = handler }
+
+    func removeRouting(_ settings: RoutingSettings) throws(NetlinkError) -> [String] {
+        removals += 1
+        let gone = rules.filter(settings.owns).map(\.description) + routes.filter(settings.owns).map(\.description)
+        rules.removeAll(where: settings.owns)
+        routes.removeAll(where: settings.owns)
+        return gone
+    }
+
+    /// One netlink batch that changed rules or routes.
+    func changeRouting(_ change: (FakeLinks) -> Void) {
+        change(self)
+        routingHandler?()
+    }
 
     init(_ facts: [LinkFacts]) {
         links = Dictionary(uniqueKeysWithValues: facts.map { ($0.index, $0) })

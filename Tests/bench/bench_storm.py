@@ -396,7 +396,7 @@ def wait_settled(sc, timeout):
             wrong.append("hook log not caught up (last primary event: "
                          + (primaries[-1].short if primaries else "none") + ")")
         if f"dev {PRIMARY} " not in lb.owned_routes() + " ":
-            wrong.append(f"route hook's route: {lb.owned_routes() or 'none'}")
+            wrong.append(f"route hook's table 7077: {lb.owned_routes() or 'none'}")
         pending = metrics(prom)[0]
         if pending != 0:
             wrong.append(f"uplinkd_hook_events_pending {pending}")

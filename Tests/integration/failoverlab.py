@@ -12,7 +12,8 @@ gateway whose traffic is forwarded and NATed out of the current primary:
     | gateway "gw"             lan0 192.168.77.1/24                                 |
     | ip_forward=1; nftables: masquerade out of eth0, wlan0, wwan0; byte counters   |
     | uplinkd run (built-in probes) + hooks: 10-record, 50-route-failover (shipped) |
-    | default routes: eth0 m100 < wlan0 m200 < wwan0 m300 (+ the hook's proto 77 m10)|
+    | default routes: eth0 m100 < wlan0 m200 < wwan0 m300 (main table, never touched)|
+    | the hook's: rules 32500 (main, suppress_prefixlength 0), 32501 (table 7077)   |
     | eth0 .1.2 (ethernet)      wlan0 .2.2 (wifi)          wwan0 .3.2 (wwan, metered)|
     +---|--------------------------|----------------------------|---------------------+
     +---|----------+         +-----|--------+            +------|-------+
@@ -27,6 +28,16 @@ gateway whose traffic is forwarded and NATed out of the current primary:
     "ANDROID_METERED" as a phone hotspot sends it.
     (.N.M = 10.233.N.M/24)
 
+FailoverLab(ipv6=True) adds IPv6 on every uplink: fd00:233:N::2/64 in gw, the
+router fd00:233:N::1, a static default route via it at the uplink's metric;
+2001:db8:80::80/128 on every upstream's loopback with a second inetserver.py on
+it (log http6-IFACE.log), and dnsmasq's AAAA answer for the five probe names is
+that address (asked over IPv4, as the agent's per-uplink DNS does), so the
+agent probes both families. FailoverLab(metrics={"wlan0": 0}) changes the IPv4
+default routes' metrics (metric 0: what ifupdown with dhclient installs). Two
+uplinks may not share an IPv4 metric: the kernel refuses the second route, as
+it refuses dhclient-script's second `ip route add default` on a real gateway.
+
 Nothing leaves the namespaces: they have no link to the host, the upstreams do
 not forward, and dnsmasq has no server to forward to. Namespace names follow
 lab.py ("ul<pid>-<seq>-<role>") and are swept the same way when their creator
@@ -35,8 +46,14 @@ clients, LAN client; leases/: dhclient lease files; run/).
 
 What the tests and the benchmark use:
 - cut(iface) / restore(iface) / cut_off(iface): the upstream of an uplink drops
-  everything to and from 203.0.113.0/24 (nftables in the upstream namespace),
-  carrier up; its router keeps answering DNS and ARP.
+  everything to and from 203.0.113.0/24 and 2001:db8:80::/48 (nftables in the
+  upstream namespace), carrier up; its router keeps answering DNS and ARP.
+  break_ipv6(iface) / mend_ipv6(iface): the same for IPv6 only.
+- route_dev(...): the device of `ip route get` in gw (a forwarded LAN packet:
+  route_dev("gw", dest, "from", LAN_HOST, "iif", "lan0")); owned_routes(family)
+  (text), owned_table(family) (tuples), owned_rules(family): the route hook's
+  table 7077 and its rules (protocol 77); clear_routing(): removes both, for
+  tests sharing a lab. The same as functions taking any lab (lab.Lab too).
 - counters(): nftables counters in gw, per uplink, IPv4 only, of the gateway's
   own traffic (local_in/local_out: the agent's probes and DNS; dns_in/dns_out
   the DNS part of it) and of forwarded LAN traffic (fwd_in/fwd_out), in packets
@@ -48,9 +65,11 @@ What the tests and the benchmark use:
 - lan_client(): starts lanclient.py in the LAN namespace (LanClient).
 - agent_config(), agent_hooks(): an uplinkd configuration with nothing but the
   per-uplink DNS servers (the agent's defaults otherwise) and the shipped
-  route-failover hook wired to the repository's hook library.
+  route-failover hook wired to the repository's hook library (its settings file:
+  FailoverLab.route_hook_conf, the hook's defaults unless a test writes to it).
 - wait_settled(run, lab, timeout): an agentrun.AgentRun has every uplink online,
-  eth0 primary, its hook lines caught up and the hook's route through eth0.
+  eth0 primary, its hook lines caught up, the hook's table 7077 route through
+  eth0 and `ip route get` through eth0.
 """
 
 import json
@@ -58,7 +77,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
@@ -74,10 +93,16 @@ HOOKS = REPO_ROOT / "hooks"
 HOOK_LIB = HOOKS / "lib" / "uplinkd-hook.sh"
 
 LAN_GW, LAN_HOST, LAN_PREFIX = "192.168.77.1", "192.168.77.2", 24
+INTERNET6_ADDR = "2001:db8:80::80"      # on every upstream's lo with FailoverLab(ipv6=True)
+INTERNET6_NET = "2001:db8:80::/48"
+# The route hook's (and the agent's) defaults: [agent] route-table, rule-priority
+# (and the next one), route-protocol.
+ROUTE_TABLE, RULE_PRIORITY, ROUTE_PROTOCOL = 7077, 32500, 77
 LAN_IFACE_GW, LAN_IFACE_HOST = "lan0", "eth0"
 DNS_TTL = 300
 LEASE_TIME = "1h"
 CUT_TABLE = "failoverlab_cut"
+CUT6_TABLE = "failoverlab_cut6"
 LOSS_TABLE = "failoverlab_loss"
 COUNT_TABLE = "failoverlab_count"
 NAT_TABLE = "failoverlab_nat"
@@ -104,7 +129,8 @@ class FailoverUplink:
     role: str           # upstream namespace role
     n: int              # 10.233.N.0/24
     kind: str           # what uplinkd should call it
-    metric: int         # metric of its default route in gw
+    metric: int         # metric of its default route in gw (IPv4: FailoverLab(metrics=) changes it)
+    metric6: int        # metric of its IPv6 default route in gw (FailoverLab(ipv6=True))
 
     @property
     def peer(self) -> str:
@@ -118,11 +144,19 @@ class FailoverUplink:
     def address(self) -> str:
         return f"10.233.{self.n}.2"
 
+    @property
+    def router6(self) -> str:
+        return f"fd00:233:{self.n}::1"
+
+    @property
+    def address6(self) -> str:
+        return f"fd00:233:{self.n}::2"
+
 
 FAILOVER_UPLINKS = (
-    FailoverUplink("eth0", "eth", 1, "ethernet", 100),
-    FailoverUplink("wlan0", "wifi", 2, "wifi", 200),
-    FailoverUplink("wwan0", "cell", 3, "wwan", 300),
+    FailoverUplink("eth0", "eth", 1, "ethernet", 100, 100),
+    FailoverUplink("wlan0", "wifi", 2, "wifi", 200, 200),
+    FailoverUplink("wwan0", "cell", 3, "wwan", 300, 300),
 )
 FAILOVER_ROLES = ("gw", "lan") + tuple(u.role for u in FAILOVER_UPLINKS)
 
@@ -232,23 +266,36 @@ class FailoverLab(Lab):
     dhcp: uplinks addressed by DHCP (dnsmasq in their upstream, ISC dhclient in
     gw; their DNS server then comes from the lease, not from the configuration);
     metered_dhcp: those of them whose DHCP server sends option 43
-    "ANDROID_METERED". The others have static addresses and routes."""
+    "ANDROID_METERED". The others have static addresses and routes.
+    metrics: {iface: metric} of IPv4 default routes other than the class's
+    (100, 200, 300). ipv6: IPv6 on every (static) uplink, see the module doc."""
 
     roles = FAILOVER_ROLES
     uplinks = FAILOVER_UPLINKS
     namespace_sysctls = Lab.namespace_sysctls + NO_DAD
 
-    def __init__(self, dhcp=(), metered_dhcp=(), wait_timeout: float = 40.0):
+    def __init__(self, dhcp=(), metered_dhcp=(), wait_timeout: float = 40.0,
+                 metrics: Optional[dict] = None, ipv6: bool = False):
         super().__init__()
         self.dhcp = tuple(dhcp)
         self.metered_dhcp = tuple(metered_dhcp)
         if set(self.metered_dhcp) - set(self.dhcp):
             raise ValueError("metered_dhcp must be a subset of dhcp")
+        metrics = dict(metrics or {})
+        unknown = set(metrics) - {u.iface for u in FAILOVER_UPLINKS}
+        if unknown:
+            raise ValueError(f"metrics for interfaces the lab does not have: {sorted(unknown)}")
+        self.uplinks = tuple(replace(u, metric=metrics.get(u.iface, u.metric)) for u in FAILOVER_UPLINKS)
+        self.ipv6 = ipv6
+        if ipv6 and self.dhcp:
+            raise ValueError("ipv6=True is for static uplinks only")
         self.wait_timeout = wait_timeout
         self._make_files("failover", ("logs", "leases", "run", "scripts"))
         self.lease_dir = self.dir / "leases"
         self.dnsmasq = {}                     # iface -> LabProcess
         self.http = {}                        # iface -> LabProcess
+        self.http6 = {}                       # iface -> LabProcess (ipv6=True)
+        self.route_hook_conf = self.dir / "route-failover.conf"
         self.marks = {}                       # log sizes right after build
 
     # -- build / destroy -----------------------------------------------------------
@@ -268,20 +315,34 @@ class FailoverLab(Lab):
         super().destroy()                     # programs, namespaces, files
         self.dnsmasq.clear()
         self.http.clear()
+        self.http6.clear()
+
+    def _make_namespaces(self):
+        super()._make_namespaces()
+        if self.ipv6:
+            for u in self.uplinks:
+                self.ip(u.role, "-6", "addr", "add", f"{INTERNET6_ADDR}/128", "dev", "lo", "nodad")
 
     def _make_uplinks(self):
         for u in self.uplinks:
             self._add_veth(u)
             self.ip(u.role, "addr", "add", f"{u.router}/24", "dev", u.peer)
+            if self.ipv6:
+                self.ip(u.role, "-6", "addr", "add", f"{u.router6}/64", "dev", u.peer, "nodad")
             self.ip(u.role, "link", "set", u.peer, "up")
             if u.iface not in self.dhcp:
                 self.ip("gw", "addr", "add", f"{u.address}/24", "dev", u.iface)
+            if self.ipv6:
+                self.ip("gw", "-6", "addr", "add", f"{u.address6}/64", "dev", u.iface, "nodad")
             self.ip("gw", "link", "set", u.iface, "up")
         for u in self.uplinks:
             self.wait_lower_up(u.iface, True)
             if u.iface not in self.dhcp:
-                self.ip("gw", "route", "add", "default", "via", u.router,
+                self.ip("gw", "-4", "route", "add", "default", "via", u.router,
                         "dev", u.iface, "metric", str(u.metric))
+            if self.ipv6:
+                self.ip("gw", "-6", "route", "add", "default", "via", u.router6,
+                        "dev", u.iface, "metric", str(u.metric6))
 
     def _make_lan(self):
         self.ip("gw", "link", "add", LAN_IFACE_GW, "type", "veth",
@@ -334,7 +395,8 @@ class FailoverLab(Lab):
                     f"--pid-file={self.dir / 'run' / f'dnsmasq-{u.iface}.pid'}",
                     f"--log-facility={log}", "--log-queries", "--log-dhcp",
                     f"--local-ttl={DNS_TTL}", "--local=/#/"]
-            argv += [f"--host-record={host},{INTERNET_ADDR}" for host, _path in BUILTIN.values()]
+            answer = f"{INTERNET_ADDR},{INTERNET6_ADDR}" if self.ipv6 else INTERNET_ADDR
+            argv += [f"--host-record={host},{answer}" for host, _path in BUILTIN.values()]
             if u.iface in self.dhcp:
                 argv += [f"--dhcp-leasefile={self.dir / 'run' / f'dnsmasq-{u.iface}.leases'}",
                          "--dhcp-authoritative",
@@ -349,6 +411,9 @@ class FailoverLab(Lab):
     def http_log(self, iface: str) -> Path:
         return self.dir / "logs" / f"http-{iface}.log"
 
+    def http6_log(self, iface: str) -> Path:
+        return self.dir / "logs" / f"http6-{iface}.log"
+
     def block_file(self, iface: str) -> Path:
         return self.dir / "run" / f"blocked-{iface}"
 
@@ -358,6 +423,11 @@ class FailoverLab(Lab):
                 f"inetserver-{u.iface}", u.role,
                 [sys.executable, str(INETSERVER), "--role", u.role, "--log", str(self.http_log(u.iface)),
                  "--block-file", str(self.block_file(u.iface))])
+            if self.ipv6:
+                self.http6[u.iface] = self.procs.start_ready(
+                    f"inetserver6-{u.iface}", u.role,
+                    [sys.executable, str(INETSERVER), "--role", u.role, "--bind", INTERNET6_ADDR,
+                     "--log", str(self.http6_log(u.iface)), "--block-file", str(self.block_file(u.iface))])
 
     def block(self, iface: str, *names: str):
         """iface's upstream leaves requests for these built-in endpoints (apple,
@@ -418,6 +488,13 @@ class FailoverLab(Lab):
         got = self.http_get(u.iface, path, timeout=1.0)
         if got.get("status") != 204:
             return f"HTTP {path} through {u.iface}: {got}"
+        if self.ipv6:
+            answer = self.dns_query(u.iface, host, "AAAA", timeout=0.5)
+            if answer.get("answers") != [INTERNET6_ADDR]:
+                return f"DNS AAAA answer for {host} through {u.iface}: {answer}"
+            got = self.http_get(u.iface, path, timeout=1.0, address=INTERNET6_ADDR)
+            if got.get("status") != 204:
+                return f"HTTP [{INTERNET6_ADDR}]{path} through {u.iface}: {got}"
         return None
 
     def wait_ready(self, timeout: float):
@@ -433,9 +510,11 @@ class FailoverLab(Lab):
         return self.nettool("gw", ["dns", server, name, "--type", qtype, "--timeout", str(timeout)],
                             timeout, dev=iface)
 
-    def http_get(self, iface: Optional[str], path: str, role: str = "gw", timeout: float = 2.0) -> dict:
-        """One HTTP/1.0 GET to 203.0.113.80 from `role`, bound to `iface` if given."""
-        return self.nettool(role, ["http", INTERNET_ADDR, path, "--timeout", str(timeout)], timeout,
+    def http_get(self, iface: Optional[str], path: str, role: str = "gw", timeout: float = 2.0,
+                 address: str = INTERNET_ADDR) -> dict:
+        """One HTTP/1.0 GET to 203.0.113.80 (or `address`) from `role`, bound to
+        `iface` if given."""
+        return self.nettool(role, ["http", address, path, "--timeout", str(timeout)], timeout,
                             dev=iface)
 
     def http_log_size(self, iface: str) -> int:
@@ -473,14 +552,35 @@ class FailoverLab(Lab):
                 out.append((qtype, rest.split(" ", 1)[0]))
         return out
 
-    def route_dev(self, role: str = "gw") -> str:
-        """The device the gateway routes the lab internet address through."""
-        out = self.ip(role, "route", "get", INTERNET_ADDR).stdout.split()
-        return out[out.index("dev") + 1]
+    def route_get(self, dest: str = INTERNET_ADDR, *selectors: str, role: str = "gw") -> str:
+        """`ip route get DEST SELECTORS...` in `role` (IPv6 for an IPv6 DEST): its
+        output line ("" when the kernel has no route)."""
+        family = "-6" if ":" in dest else "-4"
+        done = self.ip(role, family, "route", "get", dest, *selectors, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
 
-    def owned_routes(self) -> str:
-        """The route-failover hook's default routes (proto 77)."""
-        return self.ip("gw", "-4", "route", "show", "default", "proto", "77").stdout.strip()
+    def route_dev(self, role: str = "gw", dest: str = INTERNET_ADDR, *selectors: str) -> str:
+        """The device `role` routes `dest` (the lab internet address) through,
+        given `ip route get` selectors ("from", LAN_HOST, "iif", "lan0": a packet
+        forwarded from the LAN; "oif", "wlan0": a socket bound to wlan0); "" when
+        it has no route."""
+        out = self.route_get(dest, *selectors, role=role).split()
+        return out[out.index("dev") + 1] if "dev" in out else ""
+
+    def owned_routes(self, family: int = 4) -> str:
+        return owned_routes(self, family)
+
+    def owned_table(self, family: int = 4) -> list:
+        return owned_table(self, family)
+
+    def owned_rules(self, family: int = 4) -> list:
+        return owned_rules(self, family)
+
+    def main_table_owned(self, family: int = 4) -> str:
+        return main_table_owned(self, family)
+
+    def clear_routing(self):
+        clear_routing(self)
 
     def counters(self) -> dict:
         """{iface: {key: (packets, bytes)}} of the nftables counters in gw
@@ -498,14 +598,28 @@ class FailoverLab(Lab):
 
     # -- changing the upstreams ----------------------------------------------------------
     def cut(self, iface: str):
-        """iface's upstream drops everything to and from 203.0.113.0/24 (carrier
-        stays up; DNS on the router address still answers)."""
+        """iface's upstream drops everything to and from 203.0.113.0/24 and
+        2001:db8:80::/48 (carrier stays up; DNS on the router address still answers)."""
         ruleset = (f"table inet {CUT_TABLE} {{\n"
                    f"  chain input {{ type filter hook input priority -200; policy accept;\n"
-                   f"    ip daddr 203.0.113.0/24 drop\n  }}\n"
+                   f"    ip daddr 203.0.113.0/24 drop\n    ip6 daddr {INTERNET6_NET} drop\n  }}\n"
                    f"  chain output {{ type filter hook output priority -200; policy accept;\n"
-                   f"    ip saddr 203.0.113.0/24 drop\n  }}\n}}\n")
+                   f"    ip saddr 203.0.113.0/24 drop\n    ip6 saddr {INTERNET6_NET} drop\n  }}\n}}\n")
         run(self.exec_argv(self.uplink(iface).role, ["nft", "-f", "-"]), input=ruleset)
+
+    def break_ipv6(self, iface: str):
+        """iface's upstream drops everything to and from 2001:db8:80::/48 (its IPv4
+        and DNS keep working)."""
+        ruleset = (f"table inet {CUT6_TABLE} {{\n"
+                   f"  chain input {{ type filter hook input priority -200; policy accept;\n"
+                   f"    ip6 daddr {INTERNET6_NET} drop\n  }}\n"
+                   f"  chain output {{ type filter hook output priority -200; policy accept;\n"
+                   f"    ip6 saddr {INTERNET6_NET} drop\n  }}\n}}\n")
+        run(self.exec_argv(self.uplink(iface).role, ["nft", "-f", "-"]), input=ruleset)
+
+    def mend_ipv6(self, iface: str):
+        run(self.exec_argv(self.uplink(iface).role, ["nft", "delete", "table", "inet", CUT6_TABLE]),
+            check=False)
 
     def restore(self, iface: str):
         run(self.exec_argv(self.uplink(iface).role, ["nft", "delete", "table", "inet", CUT_TABLE]),
@@ -595,7 +709,7 @@ class FailoverLab(Lab):
         """A hook for the agent's hooks directory running the SHIPPED
         hooks/50-route-failover with the repository's hook library and an empty
         settings file of the lab's own (so /etc/uplinkd is never read)."""
-        conf = self.dir / "route-failover.conf"
+        conf = self.route_hook_conf
         if not conf.exists():
             conf.write_text("# failover lab: the hook's defaults\n")
         return (f"#!/bin/sh\nUPLINKD_HOOK_LIB='{HOOK_LIB}' UPLINKD_ROUTE_FAILOVER_CONF='{conf}' "
@@ -605,6 +719,50 @@ class FailoverLab(Lab):
         """{name: body} for AgentRun(hooks=...): the shipped route-failover hook
         (AgentRun adds the recording hook 10-record, which runs first)."""
         return {"50-route-failover": self.route_hook()}
+
+
+# -- the route hook's routing entries in any lab's gw namespace (lab.Lab too) ----------
+
+def owned_routes(lb: Lab, family: int = 4) -> str:
+    """The routes of the route hook's table 7077 (`ip route show table 7077`), ""
+    when it holds none (or does not exist yet)."""
+    done = lb.ip("gw", f"-{family}", "route", "show", "table", str(ROUTE_TABLE), check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def owned_table(lb: Lab, family: int = 4) -> list:
+    """Table 7077 as (destination, gateway, device, protocol) tuples, one a route."""
+    done = lb.ip("gw", f"-{family}", "-j", "route", "show", "table", str(ROUTE_TABLE), check=False)
+    routes = json.loads(done.stdout or "[]") if done.returncode == 0 else []
+    return [(r.get("dst"), r.get("gateway"), r.get("dev"), str(r.get("protocol"))) for r in routes]
+
+
+def owned_rules(lb: Lab, family: int = 4) -> list:
+    """The gateway's rules of routing protocol 77, as `ip -j rule` objects."""
+    rules = json.loads(lb.ip("gw", f"-{family}", "-j", "rule", "show").stdout or "[]")
+    return [r for r in rules if str(r.get("protocol")) == str(ROUTE_PROTOCOL)]
+
+
+def rules_as_contracted(rules: list) -> bool:
+    """Exactly the hook's two rules: RULE_PRIORITY looking up main with
+    suppress_prefixlength 0, the next priority looking up ROUTE_TABLE."""
+    got = sorted((r.get("priority"), str(r.get("table")), r.get("suppress_prefixlen")) for r in rules)
+    return got == [(RULE_PRIORITY, "main", 0), (RULE_PRIORITY + 1, str(ROUTE_TABLE), None)]
+
+
+def main_table_owned(lb: Lab, family: int = 4) -> str:
+    """Routes of protocol 77 in the main table: the old hook's copies (there must be none)."""
+    return lb.ip("gw", f"-{family}", "route", "show", "table", "main", "proto",
+                 str(ROUTE_PROTOCOL)).stdout.strip()
+
+
+def clear_routing(lb: Lab):
+    """Removes every rule of protocol 77 and empties table 7077, both families
+    (a test leaves a shared lab as it found it)."""
+    for family in (4, 6):
+        for rule in owned_rules(lb, family):
+            lb.ip("gw", f"-{family}", "rule", "del", "pref", str(rule["priority"]), check=False)
+        lb.ip("gw", f"-{family}", "route", "flush", "table", str(ROUTE_TABLE), check=False)
 
 
 # -- waiting for an agent (an agentrun.AgentRun) in the lab -------------------------------
@@ -623,13 +781,14 @@ def wait_settled(run, lb: FailoverLab, timeout: float, primary: str = "eth0",
                  online=("eth0", "wlan0", "wwan0")):
     """Wait (bounded; AgentError with the run's transcript) until the state file
     says `online` are online and `primary` is primary, the hook log has caught
-    up, and the route-failover hook's route goes through `primary`."""
+    up, the route-failover hook's table 7077 route goes through `primary`, and
+    so does the gateway's route to the lab internet address (`ip route get`)."""
     def state_ok(st):
         return st["primary"] == primary and all(
             st["uplinks"].get(i, {}).get("verdict") == "online" for i in online)
     run.wait_state(state_ok, timeout, f"primary {primary}, {' '.join(online)} online")
     run.wait_until(lambda: hooks_caught_up(run, primary, online)
-                   and f"dev {primary} " in lb.owned_routes() + " ",
+                   and f"dev {primary} " in lb.owned_routes() + " " and lb.route_dev() == primary,
                    timeout, f"hook lines caught up (primary {primary}) and the route through {primary}")
     return run.state()
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The lab's "internet" for the failover lab (failoverlab.py): one HTTP/1.1 server
-on 203.0.113.80:80 inside an upstream namespace that answers uplinkd's five
-BUILT-IN probe endpoints the way the real ones do (stdlib only, and labserver.py
-beside it for the serve loop).
+on 203.0.113.80:80 (or, with --bind, [2001:db8:80::80]:80) inside an upstream
+namespace that answers uplinkd's five BUILT-IN probe endpoints the way the real
+ones do (stdlib only, and labserver.py beside it for the serve loop).
 
 Run inside an upstream namespace (ip netns exec NS python3 inetserver.py ...);
 prints "ready" on stdout once it listens. Each request is dispatched by its Host
@@ -16,7 +16,8 @@ header and path:
   any host                      /lan/NAME[?size=N]    200, N bytes (default 512) of LAN
                                                       client payload, X-Lab-Upstream: ROLE
   203.0.113.80 (IP literal)     one of the five paths the same answer as its named host
-                                                      (the lab probes of agentrun.py)
+                                                      (the lab probes of agentrun.py);
+                                                      [2001:db8:80::80] likewise
   anything else                                       404
 
 Header sets follow public captures of the real endpoints (status line, header
@@ -39,6 +40,7 @@ held until the client gives up, at most 60 s); its log line has status
 
 import argparse
 import email.utils
+import socket
 import socketserver
 import sys
 import threading
@@ -48,6 +50,7 @@ from urllib.parse import parse_qs, urlsplit
 from labserver import serve
 
 INTERNET_ADDR = "203.0.113.80"
+INTERNET6_ADDR = "2001:db8:80::80"        # failoverlab.FailoverLab(ipv6=True)
 MAX_HEAD = 8192
 MAX_LAN_BODY = 1 << 20
 
@@ -127,7 +130,7 @@ def build_response(status, headers, body, keep_alive, send_body=True):
 def endpoint(host, path):
     """The name of the built-in endpoint a request is for, or None."""
     name = BY_HOST_PATH.get((host, path))
-    if name is None and host in (INTERNET_ADDR, ""):
+    if name is None and host in (INTERNET_ADDR, f"[{INTERNET6_ADDR}]", ""):
         name = BY_PATH.get(path)
     return name
 
@@ -226,6 +229,8 @@ class InetServer(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
 
     def __init__(self, addr, role, log_path, idle, block_file=None):
+        if ":" in addr[0]:                 # an IPv6 address (FailoverLab(ipv6=True))
+            self.address_family = socket.AF_INET6
         super().__init__(addr, Handler)
         self.role, self.idle, self.block_file = role, idle, block_file
         self._lock = threading.Lock()
@@ -250,7 +255,7 @@ class InetServer(socketserver.ThreadingTCPServer):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bind", default=INTERNET_ADDR)
+    ap.add_argument("--bind", default=INTERNET_ADDR, help="address to listen on, IPv4 or IPv6")
     ap.add_argument("--port", type=int, default=80)
     ap.add_argument("--role", default="inet", help="named in X-Lab-Upstream of LAN answers")
     ap.add_argument("--log", help="append one line per request to this file")

@@ -45,6 +45,9 @@ PROBES = (
 )
 PROBE_URLS = {url for _, url, _ in PROBES}
 PORTAL_LOGIN_URL = f"http://{INTERNET_ADDR}/login?orig=1"      # labserver portal-302
+# A captive uplink's portal URL, where it is not a probe URL: wlan0's hijacked
+# names lead to the portal's web server, whose 302 names its login page.
+PORTAL_URLS = {"wlan0": {PORTAL_LOGIN_URL}}
 CHECK_TIMEOUT = "2s"
 DNS_TIMEOUT = "1s"
 # A check must not take much longer than one DNS timeout plus one probe timeout.
@@ -227,12 +230,12 @@ class Check:
     def expect(self, iface, verdict, reason, families=None, dns=None, portal_urls=None):
         """The record's verdict and reason; families: {family: (verdict, reason)}
         exactly; dns: (source, per_uplink, servers); portal_urls: allowed values
-        (default None unless captive, where the probe URLs)."""
+        (default None unless captive, where PORTAL_URLS or else the probe URLs)."""
         rec = self.rec(iface)
         if (rec["verdict"], rec["reason"]) != (verdict, reason):
             self.fail(f"{iface}: expected {verdict} ({reason}), got {rec['verdict']} ({rec['reason']})")
         if portal_urls is None:
-            portal_urls = PROBE_URLS if verdict == "captive" else {None}
+            portal_urls = PORTAL_URLS.get(iface, PROBE_URLS) if verdict == "captive" else {None}
         if rec["portal_url"] not in portal_urls:
             self.fail(f"{iface}: portal_url {rec['portal_url']!r} not in {portal_urls}")
         if families is not None:
@@ -388,8 +391,13 @@ def test_udhcpc_portal_hijacking_dns_is_captive(dlab, tmp_path):
     c.expect_asked("portal", "10.231.2.2", "A")
     c.expect_only_clients("portal", ["10.231.2.2"])
     c.expect_no_system_resolver()
-    if c.requests("portal-login"):
-        c.fail("dns-hijack must be decided without HTTP to the hijacked address")
+    # The DNS answer decides; the probes then ask the hijacked address for the
+    # login page (test_dns_hijack_portal.py covers the kinds of portal).
+    c.expect_pinned("wlan0", "ipv4", ["10.231.2.1"])
+    if {r[0] for r in c.requests("portal-login")} != {"10.231.2.2"} or len(c.requests("portal-login")) < len(PROBES):
+        c.fail("the probes must have reached the portal's login server at 10.231.2.1 from wlan0")
+    if c.requests("portal"):
+        c.fail("nothing may reach 203.0.113.80 when DNS pinned 10.231.2.1")
 
 
 def test_portal_hijacking_only_dns_passes_ip_literal_probes(dlab, tmp_path):
@@ -598,8 +606,8 @@ def test_agent_reports_families_and_dns_in_state_and_status(dlab, agent):
     run = agent(dlab, agent_config(dlab))
     st = settle(run)
     wl = st["uplinks"]["wlan0"]
-    if wl["portal_url"] not in PROBE_URLS:
-        fail(run, f"wlan0 (dns-hijack) portal must be the probe URL: {wl}")
+    if wl["portal_url"] != PORTAL_LOGIN_URL:
+        fail(run, f"wlan0 (dns-hijack) portal must be the login page its portal names: {wl}")
     for iface in ALL:
         if iface != "wlan0" and st["uplinks"][iface]["portal_url"] != "-":
             fail(run, f"{iface} is not captive; PORTAL-URL must be '-': {st['uplinks'][iface]}")

@@ -3,7 +3,8 @@ broken lab is not mistaken for an uplinkd bug: the five built-in probe endpoints
 answer like the real ones through each uplink (curl --interface, names resolved
 through that uplink's own DNS server), DNS answers only the probe names, LAN
 traffic is forwarded and NATed out of the gateway's preferred route, the shipped
-route-failover hook moves it, a cut stops it with the carrier up while DNS keeps
+route-failover hook (run by hand as the agent would) moves it through its rules
+and table 7077, a cut stops it with the carrier up while DNS keeps
 answering, the nftables counters count what they should, and a DHCP uplink's
 lease carries the hotspot's "ANDROID_METERED" option."""
 
@@ -14,8 +15,9 @@ import time
 import pytest
 
 import failoverlab
-from failoverlab import (BUILTIN, DNS_TTL, FAILOVER_UPLINKS, LAN_GW, LAN_HOST,
-                         METERED_OPTION, FailoverLab)
+from failoverlab import (BUILTIN, DNS_TTL, FAILOVER_UPLINKS, LAN_GW, LAN_HOST, LAN_IFACE_GW,
+                         METERED_OPTION, ROUTE_PROTOCOL, ROUTE_TABLE, RULE_PRIORITY, FailoverLab,
+                         rules_as_contracted)
 from inetserver import ENDPOINTS
 from lab import INTERNET_ADDR
 from pytesthelp import skip_or_fail
@@ -120,13 +122,23 @@ def test_lan_traffic_follows_the_route_hook_and_a_cut_stops_it(fresh_flab):
     def primary(new, old):
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "UPLINK_EVENT": "primary",
                "UPLINK_INTERFACE": new or old, "UPLINK_PRIMARY": new,
-               "UPLINK_PREVIOUS_PRIMARY": old}
+               "UPLINK_PREVIOUS_PRIMARY": old, "UPLINK_PRIMARY_IPV4": new,
+               "UPLINK_PREVIOUS_PRIMARY_IPV4": old, "UPLINK_PRIMARY_IPV6": "",
+               "UPLINK_PREVIOUS_PRIMARY_IPV6": "", "UPLINK_ROUTE_TABLE": str(ROUTE_TABLE),
+               "UPLINK_RULE_PRIORITY": str(RULE_PRIORITY),
+               "UPLINK_ROUTE_PROTOCOL": str(ROUTE_PROTOCOL), "UPLINK_KEEP_ROUTES": "no"}
         done = subprocess.run(lb.exec_argv("gw", [str(hook)]), env=env, capture_output=True,
                               text=True, timeout=30)
         assert done.returncode == 0, done.stdout + done.stderr
 
+    def lan_dev():
+        return lb.route_dev("gw", INTERNET_ADDR, "from", LAN_HOST, "iif", LAN_IFACE_GW)
+
     primary("eth0", "")
-    assert "dev eth0" in lb.owned_routes() and "metric 10" in lb.owned_routes()
+    assert lb.owned_table() == [("default", lb.uplink("eth0").router, "eth0", "77")]
+    assert rules_as_contracted(lb.owned_rules(4)), lb.owned_rules(4)
+    assert lb.main_table_owned() == "", "the hook leaves the main table alone"
+    assert lb.route_dev() == lan_dev() == "eth0"
 
     cut = time.time()
     with lb.cut_off("eth0"):
@@ -142,7 +154,9 @@ def test_lan_traffic_follows_the_route_hook_and_a_cut_stops_it(fresh_flab):
         assert not any(r.ok for r in after), f"LAN traffic went on through a cut uplink: {after}"
         moved = time.time()
         primary("wlan0", "eth0")
-        assert lb.route_dev() == "wlan0" and "dev eth0" not in lb.owned_routes()
+        assert lb.owned_table() == [("default", lb.uplink("wlan0").router, "wlan0", "77")]
+        assert lb.route_dev() == lan_dev() == "wlan0"
+        assert rules_as_contracted(lb.owned_rules(4)), "a second event must not add rules"
         client.wait_flowing("wifi", since=moved)
     back = time.time()
     primary("eth0", "wlan0")
@@ -209,3 +223,28 @@ def test_one_blocked_endpoint(flab):
         assert curl(flab, "eth0", *BUILTIN["google"])[:2] == (0, "204")
         assert curl(flab, "wlan0", *BUILTIN["apple"])[:2] == (0, "200"), "only eth0's upstream blocks"
     assert curl(flab, "eth0", *BUILTIN["apple"])[:2] == (0, "200")
+
+
+def test_ipv6_and_metrics_options(failover_ok):
+    """FailoverLab(ipv6=True, metrics=...): IPv6 through every uplink (AAAA answers
+    for the probe names, the second HTTP server), break_ipv6 stopping IPv6 only,
+    and the IPv4 metrics asked for deciding the kernel's own order."""
+    with FailoverLab(ipv6=True, metrics={"wlan0": 0}) as lb:
+        assert lb.route_dev() == "wlan0", "wlan0's metric 0 wins the main table"
+        assert lb.route_dev("gw", failoverlab.INTERNET6_ADDR) == "eth0", "IPv6 keeps 100 < 200 < 300"
+        for u in FAILOVER_UPLINKS:
+            six = lb.dns_query(u.iface, BUILTIN["google"][0], "AAAA")
+            assert six.get("answers") == [failoverlab.INTERNET6_ADDR], (u.iface, six)
+            got = lb.http_get(u.iface, "/success.txt", address=failoverlab.INTERNET6_ADDR)
+            assert got == {"status": 200, "body": "success\n"}, (u.iface, got)
+            clients = {f[1] for f in failoverlab.log_fields(lb.http6_log(u.iface), 6)}
+            assert clients == {u.address6}, (u.iface, clients)
+        lb.break_ipv6("eth0")
+        try:
+            got = lb.http_get("eth0", "/generate_204", address=failoverlab.INTERNET6_ADDR, timeout=0.5)
+            assert got.get("error") == "timeout", got
+            assert lb.http_get("eth0", "/generate_204").get("status") == 204, "IPv4 keeps working"
+            assert lb.dns_query("eth0", BUILTIN["google"][0]).get("answers") == [INTERNET_ADDR]
+        finally:
+            lb.mend_ipv6("eth0")
+        assert lb.http_get("eth0", "/generate_204", address=failoverlab.INTERNET6_ADDR).get("status") == 204

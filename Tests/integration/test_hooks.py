@@ -2,8 +2,10 @@
 
 - 50-route-failover, with the agent running in the namespace lab: the route the
   gateway uses for the lab's internet address (`ip route get`) follows the primary
-  uplink, and comes back after recovery and hold-down; the backups keep their own
-  default routes.
+  uplink through the hook's rules and table 7077, and comes back after recovery
+  and hold-down; the main table is never touched (the backups keep their own
+  default routes, no copy of the hook's there); with no online uplink the table is
+  empty and the main table's order applies; a clean stop removes rules and table.
 - 60-portal-login logging into the lab's WISPr and click-through portals, and its
   command method; the 90-notify example.
 - The hook library (hooks/lib/uplinkd-hook.sh): how a hook finds it, and its
@@ -23,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from agentrun import config_text
+from failoverlab import main_table_owned, owned_rules, owned_table, rules_as_contracted
 from lab import INTERNET_ADDR
 from pytesthelp import ok
 
@@ -54,10 +57,6 @@ def route_dev(lb) -> str:
     return out[out.index("dev") + 1]
 
 
-def owned_routes(lb) -> str:
-    return lb.ip("gw", "-4", "route", "show", "default", "proto", "77").stdout.strip()
-
-
 def wait(run, predicate, timeout, what):
     """run.wait_until; its AgentError (with the run's transcript) fails the test."""
     return ok(run.wait_until, predicate, timeout, what)
@@ -75,11 +74,17 @@ def test_route_failover_follows_the_primary(fresh_lab, serve, blackhole, agent, 
     conf.write_text("LOOSE_RP_FILTER=yes\n")
     run = agent(lb, hooks={"50-route-failover": via_wrapper(
         "50-route-failover", UPLINKD_ROUTE_FAILOVER_CONF=conf)})
-    wait(run, lambda: route_dev(lb) == "eth0", 15, "route via eth0 once eth0 is primary")
-    assert "dev eth0" in owned_routes(lb) and "metric 10" in owned_routes(lb)
-    # The backups' own default routes stay, so probes bound to them keep working.
+    wait(run, lambda: route_dev(lb) == "eth0" and all(rules_as_contracted(owned_rules(lb, f))
+                                                       for f in (4, 6)),
+         15, "route via eth0 once eth0 is primary, the hook's two rules in each family")
+    assert owned_table(lb) == [("default", "10.231.1.1", "eth0", "77")], owned_table(lb)
+    for family in (4, 6):
+        assert main_table_owned(lb, family) == "", "the hook must leave the main table alone"
+    # The main table is as it was, so probes bound to a backup keep working.
     defaults = lb.ip("gw", "-4", "route", "show", "default").stdout
-    assert "dev wlan0" in defaults and "dev wwan0" in defaults and "metric 300" in defaults
+    for u in lb.uplinks:
+        if u.gateway:
+            assert f"default via {u.gateway} dev {u.iface} metric {u.metric}" in defaults, defaults
 
     rp = lambda: subprocess.run(lb.exec_argv("gw", ["cat", "/proc/sys/net/ipv4/conf/wlan0/rp_filter"]),  # noqa: E731
                                 capture_output=True, text=True).stdout.strip()
@@ -87,16 +92,19 @@ def test_route_failover_follows_the_primary(fresh_lab, serve, blackhole, agent, 
 
     blackhole(lb, "inet")
     wait(run, lambda: route_dev(lb) == "wlan0", 20, "route moved to wlan0 after eth0's upstream was cut")
-    assert "dev eth0" not in owned_routes(lb)
+    assert owned_table(lb) == [("default", "10.231.2.1", "wlan0", "77")], owned_table(lb)
 
     lb.unblackhole("inet")
     wait(run, lambda: route_dev(lb) == "eth0", 25, "route back on eth0 after recovery and hold-down")
 
-    # No online uplink: the hook's routes go, the kernel's own order applies again.
+    # No online uplink: table 7077 empties, the main table's own order applies again.
     lb.ip("portal", "link", "set", lb.peer_of("wlan0")[1], "down")
     lb.ip("inet", "link", "set", lb.peer_of("eth0")[1], "down")
-    wait(run, lambda: owned_routes(lb) == "", 15, "preferred routes removed with no online uplink")
+    wait(run, lambda: owned_table(lb) == [], 15, "table 7077 emptied with no online uplink")
+    assert route_dev(lb) == "wwan0", "the main table's lowest metric (wwan0, 100) applies"
     assert run.stop() == 0
+    # A clean stop takes uplinkd's rules away (keep-routes-on-stop = no).
+    assert owned_rules(lb, 4) == [] and owned_rules(lb, 6) == [] and owned_table(lb) == []
 
 
 @pytest.mark.parametrize("hook", SHIPPED + [HOOK_LIB],

@@ -1,0 +1,131 @@
+/// One policy-routing rule as the kernel lists it (what uplinkd needs of it).
+public struct RoutingRule: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var family: AddressFamily
+    public var priority: Int
+    public var table: Int
+    /// FRA_PROTOCOL: who added the rule (0 when nobody said).
+    public var protocolNumber: Int
+    /// Routes of this prefix length or shorter found by the lookup are ignored (0:
+    /// default routes); nil when the rule has none.
+    public var suppressPrefixLength: Int?
+
+    public init(family: AddressFamily, priority: Int, table: Int, protocolNumber: Int, suppressPrefixLength: Int? = nil) {
+        self.family = family
+        self.priority = priority
+        self.table = table
+        self.protocolNumber = protocolNumber
+        self.suppressPrefixLength = suppressPrefixLength
+    }
+
+    /// As `ip -N rule` prints it, with the family in front.
+    public var description: String {
+        "\(family.ipFlag) rule \(priority): lookup \(table)"
+            + (suppressPrefixLength.map { " suppress_prefixlength \($0)" } ?? "") + " proto \(protocolNumber)"
+    }
+
+    public static func < (lhs: RoutingRule, rhs: RoutingRule) -> Bool {
+        (lhs.family.rawValue, lhs.priority, lhs.table, lhs.protocolNumber, lhs.suppressPrefixLength ?? -1)
+            < (rhs.family.rawValue, rhs.priority, rhs.table, rhs.protocolNumber, rhs.suppressPrefixLength ?? -1)
+    }
+}
+
+/// A route of any destination, in any table, as the kernel lists it: what uplinkd
+/// needs of the routes it owns.
+public struct OwnedRoute: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var family: AddressFamily
+    /// "default", or ADDRESS/PREFIX.
+    public var destination: String
+    public var gateway: IPAddress?
+    public var interfaceIndex: Int
+    /// The interface's name when the kernel still had it (for people to read).
+    public var interfaceName: String?
+    public var table: Int
+    public var metric: Int
+    public var protocolNumber: Int
+
+    public init(family: AddressFamily, destination: String, gateway: IPAddress?, interfaceIndex: Int,
+                interfaceName: String? = nil, table: Int, metric: Int, protocolNumber: Int) {
+        self.interfaceName = interfaceName
+        self.family = family
+        self.destination = destination
+        self.gateway = gateway
+        self.interfaceIndex = interfaceIndex
+        self.table = table
+        self.metric = metric
+        self.protocolNumber = protocolNumber
+    }
+
+    public var description: String {
+        var text = "\(family.ipFlag) route \(destination)"
+        if let gateway { text += " via \(gateway)" }
+        if let interfaceName {
+            text += " dev \(interfaceName)"
+        } else if interfaceIndex > 0 {
+            text += " ifindex \(interfaceIndex)"
+        }
+        return text + " table \(table) metric \(metric) proto \(protocolNumber)"
+    }
+
+    public static func < (lhs: OwnedRoute, rhs: OwnedRoute) -> Bool { lhs.description < rhs.description }
+}
+
+/// What uplinkd's routing depends on, as the kernel has it at one moment: its own
+/// rules and routes, and the default routes of each family's primary that its table
+/// copies. When this changes while no hook runs, someone else changed it and the
+/// route-failover hook has to bring it back (`RouteGuard`).
+public struct RoutingPicture: Sendable, Equatable {
+    public var rules: [RoutingRule]
+    public var routes: [OwnedRoute]
+    /// Each family primary's own default routes (the gateway the table must copy).
+    public var primaryRoutes: [String]
+
+    public init(rules: [RoutingRule] = [], routes: [OwnedRoute] = [], primaryRoutes: [String] = []) {
+        self.rules = rules.sorted()
+        self.routes = routes.sorted()
+        self.primaryRoutes = primaryRoutes.sorted()
+    }
+
+    /// The picture of `settings`' entries among every rule and route listed, and of
+    /// the family primaries' own default routes in `links`.
+    public init(settings: RoutingSettings, rules: [RoutingRule], routes: [OwnedRoute],
+                primaries: [AddressFamily: InterfaceName], links: [LinkFacts]) {
+        var primaryRoutes: [String] = []
+        for (family, name) in primaries {
+            guard let facts = links.first(where: { $0.name == name }) else { continue }
+            for route in facts.defaultRoutes where route.family == family && !settings.owns(route) {
+                primaryRoutes.append("\(family.ipFlag) default via \(route.gateway.map { "\($0)" } ?? "-") dev \(name) "
+                                     + "table \(route.table) metric \(route.metric)")
+            }
+        }
+        self.init(rules: rules.filter(settings.owns), routes: routes.filter(settings.owns), primaryRoutes: primaryRoutes)
+    }
+
+    /// No rule and no route of uplinkd's.
+    public var hasNoEntries: Bool { rules.isEmpty && routes.isEmpty }
+}
+
+extension AddressFamily {
+    /// iproute2's family switch.
+    public var ipFlag: String { self == .ipv4 ? "-4" : "-6" }
+}
+
+extension RoutingPicture {
+    /// Every entry, for a log line.
+    public var entryList: String {
+        (rules.map(\.description) + routes.map(\.description)).joined(separator: "; ")
+    }
+
+    /// What differs from `earlier`, for a log line: "gone: ...; new: ...".
+    public func changes(since earlier: RoutingPicture) -> String {
+        func lines(_ picture: RoutingPicture) -> [String] {
+            picture.rules.map(\.description) + picture.routes.map(\.description) + picture.primaryRoutes
+        }
+        let now = lines(self), then = lines(earlier)
+        let gone = then.filter { !now.contains($0) }, new = now.filter { !then.contains($0) }
+        var parts: [String] = []
+        if !gone.isEmpty { parts.append("gone: " + gone.joined(separator: ", ")) }
+        if !new.isEmpty { parts.append("new: " + new.joined(separator: ", ")) }
+        // Only the count of a duplicated entry changed.
+        return parts.isEmpty ? "entries duplicated or reordered" : parts.joined(separator: "; ")
+    }
+}
