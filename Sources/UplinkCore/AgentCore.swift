@@ -63,6 +63,8 @@ public struct AgentCore: Sendable {
         var alarmPending = false
         /// Where the last round found the uplink's DNS servers.
         var dnsSource: DNSSource?
+        /// The session the captive-portal API told of in the last full round.
+        var session: CaptivePortalSession?
         /// Its addresses and gateways as last observed, and the last round's servers.
         var network = UplinkNetwork()
         /// Its usable addresses when it last had any: what its NATed connections used.
@@ -304,7 +306,7 @@ public struct AgentCore: Sendable {
         let at = now.monotonicMilliseconds
         // Bytes were spent whatever became of the uplink.
         budgets[report.interface, default: ByteBudget(limitBytes: nil)]
-            .record(report.probes.reduce(0) { $0 + $1.bytes }, at: at)
+            .record(report.totalBytes, at: at)
         guard var uplink = uplinks[report.interface], let round = uplink.round, round.generation == generation else {
             return dueRounds(now: now)
         }
@@ -315,6 +317,7 @@ public struct AgentCore: Sendable {
             uplink.network.dnsServers = dns.addresses
         }
         learn(from: report, into: &uplink, now: at)
+        if round.purpose == .full { uplink.session = CaptivePortalSession(report.captivePortal?.status, now: now) }
         let validated = report.assessment.verdict == .online
         // A full round together with what the earlier looks of the same doubt validated.
         let looked = uplink.earlierLook.map {
@@ -409,6 +412,10 @@ public struct AgentCore: Sendable {
             uplink.probeAgain = false
             uplink.doubt = true
             uplink.schedule.probeNow(at: at, settings: uplink.settings)
+        }
+        // The session's end is near: a full round (the one that asks the API) by then.
+        if let recheck = uplink.session?.recheckMilliseconds, recheck < uplink.schedule.nextDueMilliseconds ?? Int.max {
+            uplink.schedule.postpone(until: recheck)
         }
         uplinks[report.interface] = uplink
         return actions + reselectPrimary(now: now) + dueRounds(now: now)
@@ -525,7 +532,8 @@ public struct AgentCore: Sendable {
                 quality: UplinkQualityStatus(
                     figures: uplink.figures ?? QualityFigures(), degraded: uplink.degraded,
                     flapPenalty: Int((dampings[name]?.penalty(at: now.monotonicMilliseconds, settings: policy.damping) ?? 0).rounded()),
-                    suppressed: dampings[name]?.suppressed ?? false))
+                    suppressed: dampings[name]?.suppressed ?? false),
+                session: uplink.session ?? CaptivePortalSession())
         }, writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped, familyPrimaries: familyPrimaries)
     }
 
@@ -630,6 +638,7 @@ public struct AgentCore: Sendable {
     /// What kind of round an uplink gets now.
     private func purpose(of uplink: Uplink, now: Int) -> RoundPurpose {
         if uplink.doubt || !uplink.isOnline || uplink.machine.isSuspect { return .full }
+        if let recheck = uplink.session?.recheckMilliseconds, now >= recheck { return .full }
         if uplink.verifyRequested && !isFresh(uplink, now: now) { return .verify }
         return .light
     }
@@ -781,6 +790,7 @@ public struct AgentCore: Sendable {
         event.primaryReason = overallChanged ? selector.changeReason : familyReason
         event.quality = subject?.figures
         event.network = subject?.network ?? UplinkNetwork()
+        event.session = subject?.session ?? CaptivePortalSession()
         event.familyPrimaries = familyPrimaries
         event.previousFamilyPrimaries = previousFamilies
         event.routing = policy.routing
@@ -832,6 +842,7 @@ public struct AgentCore: Sendable {
                               primary: selector.primary, previousPrimary: selector.primary, wallSeconds: now.wallSeconds)
         event.quality = uplink.figures
         event.network = uplink.network
+        event.session = uplink.session ?? CaptivePortalSession()
         event.familyPrimaries = familyPrimaries
         event.previousFamilyPrimaries = familyPrimaries
         event.previousAddresses = uplink.lastAddresses

@@ -20,12 +20,15 @@ public struct UplinkStatus: Sendable, Equatable {
     /// Whether its probe bytes cost money (`metered`).
     public var metered: Bool
     public var quality: UplinkQualityStatus
+    /// The captive-portal API's session (RFC 8908): when it ends, data left.
+    public var session = CaptivePortalSession()
 
     public init(interface: InterfaceName, kind: InterfaceKind, verdict: Verdict, reason: Reason, sinceWallSeconds: Int,
                 ipv4: Verdict? = nil, ipv6: Verdict? = nil, bytesToday: Int = 0, budgetBytes: Int? = nil,
                 budgetExhausted: Bool = false, portalURL: String? = nil, ipv4Reason: Reason? = nil,
                 ipv6Reason: Reason? = nil, dnsSource: DNSSource? = nil, metered: Bool = false,
-                quality: UplinkQualityStatus = UplinkQualityStatus()) {
+                quality: UplinkQualityStatus = UplinkQualityStatus(), session: CaptivePortalSession = CaptivePortalSession()) {
+        self.session = session
         self.metered = metered
         self.quality = quality
         self.ipv4Reason = ipv4Reason
@@ -126,6 +129,8 @@ public struct AgentState: Sendable, Equatable {
                     ("degraded", .bool(uplink.quality.degraded)),
                     ("flap_penalty", .int(uplink.quality.flapPenalty)),
                     ("suppressed", .bool(uplink.quality.suppressed)),
+                    ("session_ends", uplink.session.endsWallSeconds.map(JSONValue.int) ?? .null),
+                    ("session_bytes_remaining", uplink.session.bytesRemaining.map(JSONValue.int) ?? .null),
                 ])
             })),
         ])

@@ -23,7 +23,8 @@ public enum CheckPlanner {
     public static func report(interface: InterfaceName, kind: InterfaceKind, link: LinkEvaluator.Result,
                               results: [ProbeResult], thresholdPercent: Int, elapsedMilliseconds: Int,
                               dns: DNSServers? = nil,
-                              knownAnswers: [AddressFamily: KnownAnswerResult] = [:]) -> CheckReport {
+                              knownAnswers: [AddressFamily: KnownAnswerResult] = [:],
+                              captivePortal: CaptivePortalCheck? = nil) -> CheckReport {
         let families: [AddressFamily]
         switch link {
         case .down(let reason):
@@ -69,9 +70,18 @@ public enum CheckPlanner {
                 probeReports.append(report)
             }
         }
+        // The network's own word comes first: an API saying "captive" makes every
+        // family captive at once, with its login page. "Not captive" proves nothing on
+        // its own (the portal may still intercept): the probes decide then.
+        if let status = captivePortal?.status, status.captive {
+            let held = Assessment(.captive, reason: .capport, portalURL: status.userPortalURL ?? captivePortal?.uri.description)
+            for family in perFamily.keys { perFamily[family] = held }
+        }
         let assessment = Aggregator.best(of: perFamily) ?? Assessment(.unknown, reason: .noProbes)
-        return CheckReport(interface: interface, kind: kind, assessment: assessment, families: perFamily,
-                           probes: probeReports, elapsedMilliseconds: elapsedMilliseconds, dns: dns)
+        var report = CheckReport(interface: interface, kind: kind, assessment: assessment, families: perFamily,
+                                 probes: probeReports, elapsedMilliseconds: elapsedMilliseconds, dns: dns)
+        report.captivePortal = captivePortal
+        return report
     }
 
     /// Behind DNS hijacking every probe reaches the same portal, yet one may hear

@@ -58,6 +58,13 @@ public struct CheckReport: Sendable, Equatable {
     public var lookedProbes: [ProbeReport]
     /// Rounds this report stands for.
     public var looks = 1
+    /// What the network's captive-portal API said, when it announced one (full rounds).
+    public var captivePortal: CaptivePortalCheck?
+
+    /// Bytes the round put on the wire: its probes and its captive-portal API request.
+    public var totalBytes: Int {
+        probes.reduce(0) { $0 + $1.bytes } + (captivePortal?.bytes ?? 0)
+    }
 
     public init(interface: InterfaceName, kind: InterfaceKind, assessment: Assessment,
                 families: [AddressFamily: Assessment] = [:], probes: [ProbeReport] = [], elapsedMilliseconds: Int,
@@ -107,6 +114,7 @@ public struct CheckReport: Sendable, Equatable {
             ("quality", QualityFigures.of(lookedProbes).json),
             ("looks", .int(looks)),
             ("dns", dns?.json ?? .null),
+            ("captive_portal_api", captivePortal?.json ?? .null),
             ("probes", .array(probeValues)),
         ])
     }
@@ -125,6 +133,15 @@ public struct CheckReport: Sendable, Equatable {
         if let loss = quality.lossPercent, loss > 0 { line += " loss \(loss) % (\(quality.attempts) SYNs)" }
         if let dns, !dns.isPerUplink, probes.contains(where: { !$0.addresses.isEmpty || $0.judgement.reason == .dnsFailed }) {
             line += " (DNS from \(dns.source?.rawValue ?? "nowhere"): not per-uplink)"
+        }
+        if let api = captivePortal {
+            if let status = api.status {
+                line += " (captive-portal API: \(status.captive ? "captive" : "not captive")"
+                if let seconds = status.secondsRemaining { line += ", \(seconds) s left" }
+                line += ")"
+            } else {
+                line += " (captive-portal API \(api.uri): \(api.problem ?? "no answer"))"
+            }
         }
         if looks > 1 { line += " after \(looks) looks" }
         return line + " in \(elapsedMilliseconds) ms"

@@ -5,6 +5,11 @@ public struct Configuration: Sendable, Equatable {
     public var bodyLimitBytes = 4_096
     /// Refuse plain-HTTP probes and let libcurl speak only HTTPS.
     public var httpsOnly = false
+    /// Certificates that HTTPS probes and the captive-portal API are checked against
+    /// (PEM); nil: the system's bundle.
+    public var caFilePath: String?
+    /// Ask the captive-portal API (RFC 8908) that DHCP or RA announced (RFC 8910).
+    public var useCaptivePortalAPI = true
     /// Whether the built-in probe set is used besides the `[probe ...]` sections.
     public var useDefaultProbes = true
     /// Time limit for an external validator command.

@@ -40,6 +40,10 @@ public enum ConfigurationKeys {
         ("body-limit", { (value: String, c: inout Configuration) throws(ValueError) in
             c.bodyLimitBytes = try ValueParser.byteCount(value, range: 256...65_536) }),
         ("https-only", { (value: String, c: inout Configuration) throws(ValueError) in c.httpsOnly = try ValueParser.boolean(value) }),
+        ("ca-file", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.caFilePath = try ValueParser.absoluteFilePath(value) }),
+        ("captive-portal-api", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.useCaptivePortalAPI = try ValueParser.boolean(value) }),
         ("default-probes", { (value: String, c: inout Configuration) throws(ValueError) in c.useDefaultProbes = try ValueParser.boolean(value) }),
         ("validator-timeout", { (value: String, c: inout Configuration) throws(ValueError) in
             c.validatorTimeoutMilliseconds = try ValueParser.duration(value, range: 100...60_000) }),

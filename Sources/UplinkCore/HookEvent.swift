@@ -38,6 +38,8 @@ public struct HookEvent: Sendable, Equatable {
     public var previousAddresses: [IPAddress] = []
     /// uplinkd's table, rules and protocol id, for the route-failover hook.
     public var routing = RoutingSettings()
+    /// The uplink's captive-portal session (RFC 8908), when its API told of one.
+    public var session = CaptivePortalSession()
 
     public init(kind: Kind, interface: InterfaceName?, interfaceKind: InterfaceKind, verdict: Verdict, previousVerdict: Verdict,
                 reason: Reason, portalURL: String?, primary: InterfaceName?, previousPrimary: InterfaceName?, wallSeconds: Int) {
@@ -76,6 +78,8 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_PREVIOUS_PRIMARY_IPV4=\(previousFamilyPrimaries[.ipv4]?.value ?? "")",
             "UPLINK_PREVIOUS_PRIMARY_IPV6=\(previousFamilyPrimaries[.ipv6]?.value ?? "")",
             "UPLINK_PREVIOUS_ADDRESSES=\(previousAddresses.map { "\($0)" }.joined(separator: " "))",
+            "UPLINK_SESSION_SECONDS_REMAINING=\(session.secondsRemaining(atWallSeconds: wallSeconds).map(String.init) ?? "")",
+            "UPLINK_SESSION_BYTES_REMAINING=\(session.bytesRemaining.map(String.init) ?? "")",
         ] + network.environment + routing.environment
     }
 }

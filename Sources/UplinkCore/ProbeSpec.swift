@@ -5,6 +5,8 @@ public struct ProbeSpec: Hashable, Sendable {
     public var expectation: Expectation
     /// Sent as the Authorization header. A secret: never logged nor written to state.
     public var authorization: String?
+    /// Sent as the Accept header (the captive-portal API asks for its JSON), if any.
+    public var accept: String?
 
     public init(name: String, url: ProbeURL, expectation: Expectation, authorization: String? = nil) {
         self.name = name

@@ -9,6 +9,8 @@ public enum Reason: String, Sendable, CaseIterable {
     case networkAuthRequired = "network-auth-required"
     case bodyMismatch = "body-mismatch"
     case dnsHijack = "dns-hijack"
+    /// The network's captive-portal API (RFC 8908) says the session is held.
+    case capport
 
     // limited
     case timeout

@@ -2,18 +2,18 @@
 /// whitespace-separated fields with "-" for none, so POSIX sh and awk can read it:
 ///
 ///     # uplinkd state, format 1 (see README, "State file")
-///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED
+///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES
 ///     format 1
 ///     written 1763733436
 ///     pid 4242
 ///     state running
 ///     primary eth0
-///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient no 12 3 0 no 0 no
+///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient no 12 3 0 no 0 no - -
 ///
 /// Readers must ignore lines they do not know; new fields are only ever appended.
 public enum StateFileFormat {
     public static let version = 1
-    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED"
+    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES"
 
     public static func encode(_ state: AgentState) -> String {
         var lines = [
@@ -40,6 +40,7 @@ public enum StateFileFormat {
                 uplink.quality.figures.lossPercent.map(String.init) ?? "-",
                 uplink.quality.degraded ? "yes" : "no", String(uplink.quality.flapPenalty),
                 uplink.quality.suppressed ? "yes" : "no",
+                uplink.session.endsWallSeconds.map(String.init) ?? "-", uplink.session.bytesRemaining.map(String.init) ?? "-",
             ]
             lines.append(fields.joined(separator: " "))
         }
@@ -105,7 +106,10 @@ public enum StateFileFormat {
                         figures: QualityFigures(roundTripMilliseconds: count(fields, 16), roundTripVariationMilliseconds: count(fields, 17),
                                                 lossPercent: count(fields, 18)),
                         degraded: fields.count > 19 && fields[19] == "yes", flapPenalty: count(fields, 20) ?? 0,
-                        suppressed: fields.count > 21 && fields[21] == "yes")))
+                        suppressed: fields.count > 21 && fields[21] == "yes"),
+                    // Columns 23 and 24 (the captive-portal API's session) came with 0.3.
+                    session: CaptivePortalSession(endsWallSeconds: count(fields, 22).flatMap { validTimes.contains($0) ? $0 : nil },
+                                                  bytesRemaining: count(fields, 23))))
             default:
                 continue
             }

@@ -171,6 +171,12 @@ public final class HTTPProber: ProbeSending {
         if let authorization = request.probe.authorization {
             headers = curl_slist_append(headers, "Authorization: \(authorization)")
         }
+        if let accept = request.probe.accept {
+            headers = curl_slist_append(headers, "Accept: \(accept)")
+        }
+        if let caFile = settings.caFilePath {
+            try check(uplinkd_easy_set_string(easy, CURLOPT_CAINFO, caFile), "CA file")
+        }
         transfer.headers = headers
         try check(uplinkd_easy_set_slist(easy, CURLOPT_HTTPHEADER, headers), "headers")
         try check(uplinkd_easy_set_write_callback(easy, HTTPProber.writeTrampoline,

@@ -7,11 +7,14 @@ public struct ProbeSettings: Sendable {
     public var bodyLimitBytes: Int
     public var httpsOnly: Bool
     public var userAgent: String
+    /// PEM certificates for HTTPS (`[check] ca-file`); nil: libcurl's default bundle.
+    public var caFilePath: String?
 
     public init(configuration: Configuration, timeoutMilliseconds: Int) {
         self.timeoutMilliseconds = timeoutMilliseconds
         bodyLimitBytes = configuration.bodyLimitBytes
         httpsOnly = configuration.httpsOnly
         userAgent = "uplinkd/\(UplinkVersion.string) (connectivity check)"
+        caFilePath = configuration.caFilePath
     }
 }

@@ -42,13 +42,82 @@ public final class RoundRunner {
                                    checkKnownAnswer: plan.purpose == .full,
                                    settings: ProbeSettings(configuration: configuration, timeoutMilliseconds: plan.timeoutMilliseconds),
                                    validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds)
-        probe(requests, context: context) { [loop] probes, knownAnswers in
+        // The network's captive-portal API, asked in full rounds beside the probes.
+        var api: (uri: ProbeURL, family: AddressFamily)?
+        if plan.purpose == .full, configuration.useCaptivePortalAPI, case .probe(let families) = plan.link,
+           let family = families.first,
+           let uri = CaptivePortalFinder(settings: configuration.dns).uri(for: plan.interface, index: plan.index) {
+            api = (uri, family)
+        }
+        var probes: [ProbeResult] = [], knownAnswers: [AddressFamily: KnownAnswerResult] = [:]
+        var captivePortal: CaptivePortalCheck?
+        var remaining = api == nil ? 1 : 2
+        let finish = { [loop] in
+            remaining -= 1
+            guard remaining == 0 else { return }
             var report = CheckPlanner.report(
                 interface: plan.interface, kind: plan.kind, link: plan.link, results: probes,
                 thresholdPercent: plan.thresholdPercent,
-                elapsedMilliseconds: loop.nowMilliseconds - started, dns: servers, knownAnswers: knownAnswers)
+                elapsedMilliseconds: loop.nowMilliseconds - started, dns: servers, knownAnswers: knownAnswers,
+                captivePortal: captivePortal)
             report.purpose = plan.purpose
             completion(report)
+        }
+        probe(requests, context: context) { results, answers in
+            probes = results
+            knownAnswers = answers
+            finish()
+        }
+        if let api {
+            askCaptivePortalAPI(api.uri, interface: plan.interface, family: api.family, context: context) { check in
+                captivePortal = check
+                finish()
+            }
+        }
+    }
+
+    /// One GET of the captive-portal API (RFC 8908): its name resolved through the
+    /// uplink's DNS (a private answer is normal here: the API lives inside the captive
+    /// network), HTTPS bound to the uplink with the certificate checked, the body
+    /// capped. `completion` runs once, on the loop.
+    private func askCaptivePortalAPI(_ uri: ProbeURL, interface: InterfaceName, family: AddressFamily,
+                                     context: RoundContext, completion: @escaping (CaptivePortalCheck) -> Void) {
+        var spec = ProbeSpec(name: "captive-portal-api", url: uri, expectation: Expectation(status: 200))
+        spec.accept = CaptivePortalAPI.mediaType
+        var request = ProbeRequest(interface: interface, family: family, probe: spec)
+        var settings = context.settings
+        settings.bodyLimitBytes = CaptivePortalAPI.bodyLimitBytes
+        let send = { [prober] (request: ProbeRequest, lookupBytes: Int) in
+            prober.send(request, settings: settings) { result in
+                let bytes = result.bytes + lookupBytes
+                guard case .response(let response) = result.outcome else {
+                    let why = if case .failure(let failure) = result.outcome { failure.reason.rawValue } else { "no HTTP" }
+                    Log.info("\(interface): captive-portal API \(uri): no answer (\(why))")
+                    return completion(CaptivePortalCheck(uri: uri, status: nil, problem: "no answer (\(why))", bytes: bytes))
+                }
+                guard response.status == 200, !response.bodyTruncated else {
+                    let problem = response.bodyTruncated ? "answer over \(CaptivePortalAPI.bodyLimitBytes) bytes" : "HTTP status \(response.status)"
+                    Log.info("\(interface): captive-portal API \(uri): \(problem)")
+                    return completion(CaptivePortalCheck(uri: uri, status: nil, problem: problem, bytes: bytes))
+                }
+                do throws(CaptivePortalAPI.Invalid) {
+                    let status = try CaptivePortalAPI.status(from: response.body)
+                    completion(CaptivePortalCheck(uri: uri, status: status, bytes: bytes))
+                } catch {
+                    Log.info("\(interface): \(error)")
+                    completion(CaptivePortalCheck(uri: uri, status: nil, problem: error.message, bytes: bytes))
+                }
+            }
+        }
+        guard let host = request.hostNeedingResolution else { return send(request, 0) }
+        resolve(host, family: family, interface, context) { lookup in
+            guard case .success(let answer) = lookup.result,
+                  case let addresses = DNSEvidence.followable(answer.addresses, family: family), !addresses.isEmpty else {
+                Log.info("\(interface): captive-portal API \(uri): cannot resolve \(host)")
+                return completion(CaptivePortalCheck(uri: uri, status: nil, problem: "cannot resolve \(host)", bytes: lookup.bytes))
+            }
+            request.addresses = addresses
+            send(request, lookup.bytes)
         }
     }
 

@@ -42,6 +42,8 @@ enum StatusCommand {
             for uplink in state.uplinks {
                 var line = "\(uplink.interface): \(uplink.verdict.rawValue) (\(uplink.kind.rawValue), \(uplink.reason.rawValue)) since \(max(0, now - uplink.sinceWallSeconds)) s ago"
                 if let portal = uplink.portalURL { line += ", portal \(portal)" }
+                if let left = uplink.session.secondsRemaining(atWallSeconds: now) { line += ", session ends in \(left) s" }
+                if let bytes = uplink.session.bytesRemaining { line += ", session has \(bytes) bytes left" }
                 if let v4 = uplink.ipv4, let v6 = uplink.ipv6 {
                     line += ", ipv4 \(v4.rawValue) (\(uplink.ipv4Reason?.rawValue ?? "-")), ipv6 \(v6.rawValue) (\(uplink.ipv6Reason?.rawValue ?? "-"))"
                 }

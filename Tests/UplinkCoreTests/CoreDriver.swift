@@ -22,6 +22,8 @@ struct CoreDriver {
     var exchangeMilliseconds = 3
     var lookupMilliseconds = 2
     var ttlSeconds = 300
+    /// What each uplink's captive-portal API answers in full rounds, if it has one.
+    var captivePortal: [InterfaceName: CaptivePortalStatus] = [:]
     private(set) var plans: [RoundPlan] = []
     private(set) var hooks: [HookEvent] = []
     private(set) var notes: [String] = []
@@ -116,8 +118,12 @@ struct CoreDriver {
                 results.append(result)
             }
         }
+        let api = plan.purpose == .full ? captivePortal[plan.interface].map {
+            CaptivePortalCheck(uri: try! ProbeURL(parsing: "https://capport.example/api"), status: $0, bytes: 800)
+        } : nil
         var report = CheckPlanner.report(interface: plan.interface, kind: plan.kind, link: plan.link, results: results,
-                                         thresholdPercent: plan.thresholdPercent, elapsedMilliseconds: 5)
+                                         thresholdPercent: plan.thresholdPercent, elapsedMilliseconds: 5,
+                                         captivePortal: api)
         report.purpose = plan.purpose
         return report
     }

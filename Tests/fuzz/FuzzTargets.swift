@@ -89,6 +89,10 @@ func fuzzHTTPAnswer(_ bytes: [UInt8]) {
     _ = PortalHints.wisprLoginURL(in: text)
     _ = PortalHints.metaRefreshURL(in: text)
     _ = PortalHints.looksLikeHTML(text)
+    // The same body as a captive-portal API answer (application/captive+json).
+    if let status = try? CaptivePortalAPI.status(from: body) {
+        precondition(status.userPortalURL.map { $0.hasPrefix("https://") } ?? true, "a non-https user-portal-url kept")
+    }
 }
 
 /// The same text through every DNS and lease file reader.
@@ -102,6 +106,8 @@ func fuzzDNSFiles(_ bytes: [UInt8]) {
     _ = DhclientLeaseFile.lastLeases(text, interface: "wwan0")
     _ = MeteredLease.dhclient(text, interface: "eth0")
     _ = MeteredLease.networkd(text)
+    _ = CaptivePortalAPI.dhclientURI(text, interface: "wlan0")
+    _ = CaptivePortalAPI.networkdURI(text)
 }
 
 /// Whatever decodes must survive a round trip: encode(decode(encode(x))) == encode(x).

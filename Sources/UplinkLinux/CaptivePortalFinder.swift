@@ -1,0 +1,37 @@
+import UplinkCore
+
+/// Finds the captive-portal API URI (RFC 8910: DHCPv4 option 114, DHCPv6 option 103,
+/// RA option 37) that an uplink's network announced, in the same files the DNS servers
+/// come from: systemd-networkd's link state and leases, then the dhclient lease files
+/// (dhclient's own and NetworkManager's dhclient-based ones; the newest file naming
+/// the interface with a URI wins). dhclient records option 114 only when told to
+/// (README, "Captive-portal API"). Reads are small and bounded.
+public struct CaptivePortalFinder: Sendable {
+    public var settings: DNSSettings
+    public var networkdLeaseDirectory = "/run/systemd/netif/leases"
+
+    public init(settings: DNSSettings) {
+        self.settings = settings
+    }
+
+    public func uri(for name: InterfaceName, index: Int) -> ProbeURL? {
+        if index > 0 {
+            for path in ["\(settings.networkdDirectory)/\(index)", "\(networkdLeaseDirectory)/\(index)"] {
+                if let text = SmallFile.read(path, limit: DNSServerFinder.stateFileBytes),
+                   let url = CaptivePortalAPI.networkdURI(text) { return url }
+            }
+        }
+        var newest: (modified: Int, url: ProbeURL)?
+        for directory in settings.dhclientLeaseDirectories + settings.networkManagerDirectories {
+            for file in (try? SmallFile.directoryEntries(directory, limit: 1_024)) ?? []
+            where file.hasPrefix("dhclient") && (file.hasSuffix(".leases") || file.hasSuffix(".lease")) {
+                let path = "\(directory)/\(file)"
+                guard let text = SmallFile.tail(path, limit: DNSServerFinder.leaseTailBytes),
+                      let url = CaptivePortalAPI.dhclientURI(text, interface: name.value) else { continue }
+                let modified = SmallFile.modificationSeconds(path) ?? 0
+                if modified >= newest?.modified ?? Int.min { newest = (modified, url) }
+            }
+        }
+        return newest?.url
+    }
+}

@@ -1,0 +1,139 @@
+import Testing
+import UplinkCore
+import UplinkTestSupport
+
+/// The captive-portal API (RFC 8908) and its URI from DHCP (RFC 8910): reading,
+/// the verdict it gives, and the session kept between rounds (issue 15).
+@Suite("Captive-portal API")
+struct CaptivePortalAPITests {
+    func status(_ text: String) throws -> CaptivePortalStatus {
+        try CaptivePortalAPI.status(from: Array(text.utf8))
+    }
+
+    @Test func theRFCExampleIsRead() throws {
+        let read = try status("""
+            {"captive": true, "user-portal-url": "https://example.org/portal.html",
+             "venue-info-url": "https://flight.example.com/entertainment",
+             "seconds-remaining": 326, "bytes-remaining": 65536, "can-extend-session": true}
+            """)
+        #expect(read == CaptivePortalStatus(captive: true, userPortalURL: "https://example.org/portal.html",
+                                            venueInfoURL: "https://flight.example.com/entertainment",
+                                            secondsRemaining: 326, bytesRemaining: 65_536, canExtendSession: true))
+    }
+
+    @Test func whatCannotBeTrustedIsLeftOut() throws {
+        let read = try status(#"{"captive": false, "user-portal-url": "http://plain.example/", "seconds-remaining": -5, "extra": [1, {"a": null}], "bytes-remaining": 12.7}"#)
+        #expect(read == CaptivePortalStatus(captive: false, bytesRemaining: 12))
+    }
+
+    @Test(arguments: ["", "[]", "{}", #"{"captive": "yes"}"#, #"{"captive": true"#, #"{"captive": true} x"#,
+                      String(repeating: "[", count: 40) + String(repeating: "]", count: 40), #"{"captive": 1e3}"#])
+    func anythingElseIsRefused(text: String) {
+        #expect(throws: CaptivePortalAPI.Invalid.self) { try status(text) }
+    }
+
+    @Test func stringsAreDecoded() throws {
+        #expect(try JSONReader.parse(Array(#""a\"b\\c\u00e9\n""#.utf8)) == .string("a\"b\\cé\n"))
+        #expect(throws: JSONReader.ParseError.self) { try JSONReader.parse([0x22, 0x01, 0x22]) }
+    }
+
+    @Test func theURIComesFromTheNewestDhclientLeaseOfTheInterface() {
+        let leases = """
+            lease {
+              interface "wlan0";
+              option captive-portal "https://old.example/api";
+            }
+            lease {
+              interface "eth0";
+              option captive-portal "https://eth.example/api";
+            }
+            lease {
+              interface "wlan0";
+              option captive-portal "https://capport.example:8443/api?x=1";
+            }
+            """
+        #expect(CaptivePortalAPI.dhclientURI(leases, interface: "wlan0")?.description == "https://capport.example:8443/api?x=1")
+        #expect(CaptivePortalAPI.dhclientURI(leases, interface: "wwan0") == nil)
+        // Plain http and the "no portal" URN are not an API.
+        #expect(CaptivePortalAPI.dhclientURI("lease {\n interface \"wlan0\";\n option captive-portal \"http://x.example/\";\n}\n",
+                                             interface: "wlan0") == nil)
+        #expect(CaptivePortalAPI.uri("urn:ietf:params:capport:unrestricted") == nil)
+        #expect(CaptivePortalAPI.networkdURI("ADDRESS=1\nCAPTIVE_PORTAL=https://n.example/api\n")?.description == "https://n.example/api")
+    }
+
+    func report(_ api: CaptivePortalCheck?, probes outcome: ProbeOutcome) -> CheckReport {
+        let probe = ProbeSpec(name: "p", url: try! ProbeURL(parsing: "http://192.0.2.80/generate_204"), expectation: Expectation())
+        let result = ProbeResult(request: ProbeRequest(interface: "wlan0", family: .ipv4, probe: probe), outcome: outcome,
+                                 elapsedMilliseconds: 5, bytes: 100)
+        return CheckPlanner.report(interface: "wlan0", kind: .wifi, link: .probe([.ipv4]), results: [result],
+                                   thresholdPercent: 50, elapsedMilliseconds: 5, captivePortal: api)
+    }
+
+    let uri = try! ProbeURL(parsing: "https://capport.example/api")
+
+    @Test func anAPISayingCaptiveDecidesAtOnceWithItsLoginPage() {
+        let api = CaptivePortalCheck(uri: uri, status: CaptivePortalStatus(captive: true, userPortalURL: "https://login.example/"), bytes: 900)
+        let held = report(api, probes: .response(ProbeResponse(status: 204)))
+        #expect(held.assessment == Assessment(.captive, reason: .capport, portalURL: "https://login.example/"))
+        #expect(held.families[.ipv4]?.reason == .capport)
+        #expect(held.totalBytes == 1_000)
+    }
+
+    @Test func anAPISayingNotCaptiveLeavesItToTheProbes() {
+        let free = CaptivePortalCheck(uri: uri, status: CaptivePortalStatus(captive: false))
+        #expect(report(free, probes: .response(ProbeResponse(status: 204))).assessment.verdict == .online)
+        // The portal still intercepts: not online, whatever the API says.
+        let intercepted = report(free, probes: .response(ProbeResponse(status: 302, location: "http://portal.example/")))
+        #expect(intercepted.assessment == Assessment(.captive, reason: .redirect, portalURL: "http://portal.example/"))
+        // An API that did not answer is no evidence either way.
+        let silent = CaptivePortalCheck(uri: uri, status: nil, problem: "no answer")
+        #expect(report(silent, probes: .response(ProbeResponse(status: 204))).assessment.verdict == .online)
+    }
+
+    @Test func theSessionIsAskedAgainBeforeItEnds() {
+        let now = Instant(monotonicMilliseconds: 10_000, wallSeconds: 1_800_000_000)
+        let long = CaptivePortalSession(CaptivePortalStatus(captive: false, secondsRemaining: 3_600, bytesRemaining: 5), now: now)
+        #expect(long?.endsWallSeconds == 1_800_003_600)
+        #expect(long?.recheckMilliseconds == 10_000 + 3_540_000)
+        #expect(long?.secondsRemaining(atWallSeconds: 1_800_003_000) == 600)
+        #expect(long?.secondsRemaining(atWallSeconds: 1_900_000_000) == 0)
+        let short = CaptivePortalSession(CaptivePortalStatus(captive: false, secondsRemaining: 40), now: now)
+        #expect(short?.recheckMilliseconds == 10_000 + 30_000)
+        #expect(CaptivePortalSession(CaptivePortalStatus(captive: true), now: now) == nil)
+    }
+
+    @Test func theSessionRoundTripsThroughTheStateFile() throws {
+        var state = AgentState(primary: "wlan0", uplinks: [UplinkStatus(interface: "wlan0", kind: .wifi, verdict: .online,
+                                                                        reason: .validated, sinceWallSeconds: 1_800_000_000)],
+                               writtenWallSeconds: 1_800_000_010, pid: 42)
+        state.uplinks[0].session = CaptivePortalSession(endsWallSeconds: 1_800_003_600, bytesRemaining: 65_536)
+        let text = StateFileFormat.encode(state)
+        #expect(text.contains(" 1800003600 65536\n"))
+        let read = try StateFileFormat.decode(text)
+        #expect(read.uplinks[0].session.endsWallSeconds == 1_800_003_600)
+        #expect(read.uplinks[0].session.bytesRemaining == 65_536)
+    }
+
+    @Test func theAgentAsksAgainBeforeTheSessionEndsAndPublishesIt() {
+        // A metered uplink is probed every 20 minutes: its 5-minute session is looked
+        // at again after 4 minutes, not after 20.
+        var driver = CoreDriver(CoreDriver.configuration())
+        driver.captivePortal["wwan0"] = CaptivePortalStatus(captive: false, secondsRemaining: 300, bytesRemaining: 10_000)
+        driver.links([uplink("wwan0", index: 4, kind: .wwan)])
+        driver.answerAll()
+        #expect(driver.core.state(now: driver.instant, pid: 1).uplinks.first?.verdict == .online)
+        let state = driver.core.state(now: driver.instant, pid: 1)
+        #expect(state.uplinks.first?.session.endsWallSeconds == driver.instant.wallSeconds + 300)
+        #expect(state.uplinks.first?.session.bytesRemaining == 10_000)
+        let before = driver.plans(of: "wwan0", .full).count
+        driver.advance(to: 239_000)
+        #expect(driver.plans(of: "wwan0").count == driver.plans(of: "wwan0", .full).count, "no light round in between")
+        #expect(driver.plans(of: "wwan0", .full).count == before)
+        // By then the session is over: the API says so at the look before the end.
+        driver.captivePortal["wwan0"] = CaptivePortalStatus(captive: true, userPortalURL: "https://login.example/")
+        driver.advance(to: 241_000)
+        #expect(driver.plans(of: "wwan0", .full).count == before + 1)
+        let held = driver.hooks.last { $0.kind == .verdict && $0.interface == "wwan0" }
+        #expect(held?.verdict == .captive && held?.reason == .capport && held?.portalURL == "https://login.example/")
+    }
+}

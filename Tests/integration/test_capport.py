@@ -1,0 +1,245 @@
+"""The captive-portal API (RFC 8908) announced by DHCP option 114 (RFC 8910): a
+real dhclient records the URI, and `uplinkd check` and the agent ask the API.
+
+Run as root: sudo python3 -m pytest -v Tests/integration/test_capport.py
+The binary is $UPLINKD, or <repo>/.build/debug/uplinkd (run `swift build`).
+
+A lab of its own (lab.Lab's scheme, one uplink):
+
+    gw:wlan0 10.232.2.2/24 <-> venue:up-wlan0 10.232.2.1/24
+    10.232.2.1:53,67  dnsmasq: DHCP (10.232.2.20) with option 114 = https://capport.uplinkd.test/api,
+                      DNS answering capport.uplinkd.test with 10.232.2.1 (nothing else)
+    10.232.2.1:443    capportserver.py: the API, HTTPS with a certificate of a test CA
+                      made for this lab (openssl), answering the JSON the test writes
+    10.232.2.1:80     labserver.py: the probe http://10.232.2.1/generate_204, as the
+                      internet (204) or as a portal (302), switched per test
+    gw                dhclient -4 with `option captive-portal code 114 = text;` in its
+                      dhclient.conf (README, "Captive-portal API"), its lease file in
+                      the lab; its script is /bin/true, so the lab's addresses stay
+
+uplinkd reads the lease from the lab's directory (`[dns] dhclient-leases`), trusts
+the lab's CA (`[check] ca-file`), and has one IP-literal probe: nothing is asked
+outside the lab.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from lab import Lab, LabError, Uplink, missing_tools, run, tool
+from pytesthelp import require_binary, skip_or_fail
+
+VENUE = "10.232.2.1"
+CLIENT = "10.232.2.2"
+LEASED = "10.232.2.20"
+API_HOST = "capport.uplinkd.test"
+API_URI = f"https://{API_HOST}/api"
+LOGIN = f"https://{API_HOST}/portal"
+PROBE = f"http://{VENUE}/generate_204"
+
+DHCLIENT_CONF = """# test_capport.py: Debian's request list and the captive-portal option (RFC 8910)
+option captive-portal code 114 = text;
+request subnet-mask, broadcast-address, time-offset, routers,
+        domain-name, domain-name-servers, domain-search, host-name,
+        interface-mtu, ntp-servers, captive-portal;
+initial-interval 1;
+backoff-cutoff 2;
+"""
+
+
+class CapportLab(Lab):
+    """wlan0 at a venue whose DHCP announces a captive-portal API."""
+
+    roles = ("gw", "venue")
+    uplinks = (Uplink("wlan0", "venue", f"{CLIENT}/24", f"{VENUE}/24", VENUE, 200),)
+
+    def _make(self):
+        super()._make()
+        self._make_files("capport", ("logs", "run", "tls", "leases"))
+        self._make_ca()
+        self.answer = self.dir / "run" / "answer.json"
+        self.set_answer({"captive": False})
+        self.api_log = self.dir / "logs" / "api.log"
+        self.api_log.touch()
+        log = self.dir / "logs" / "dnsmasq.log"
+        log.touch()
+        self.procs.start("dnsmasq", "venue", [
+            tool("dnsmasq"), "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
+            "--no-poll", "--bind-interfaces", f"--listen-address={VENUE}", "--local=/#/",
+            f"--pid-file={self.dir / 'run' / 'dnsmasq.pid'}", f"--log-facility={log}", "--log-queries", "--log-dhcp",
+            f"--address=/{API_HOST}/{VENUE}",
+            f"--dhcp-leasefile={self.dir / 'run' / 'dnsmasq.leases'}", "--dhcp-authoritative",
+            # Another address than the lab's own: dnsmasq pings before it offers, and
+            # the lease only matters for its options (the client's script does nothing).
+            f"--dhcp-range={LEASED},{LEASED},255.255.255.0,1h",
+            f"--dhcp-option=option:router,{VENUE}", f"--dhcp-option=option:dns-server,{VENUE}",
+            f"--dhcp-option=114,{API_URI}"])
+        self.procs.start_ready("capportserver", "venue", [
+            "python3", str(Path(__file__).resolve().parent / "capportserver.py"), "--bind", VENUE,
+            "--cert", self.dir / "tls" / "server.pem", "--key", self.dir / "tls" / "server.key",
+            "--answer", self.answer, "--log", self.api_log])
+        self.web = self.serve("venue", "internet", self.dir / "logs" / "http.log", bind=VENUE)
+        conf = self.dir / "run" / "dhclient.conf"
+        conf.write_text(DHCLIENT_CONF)
+        self.lease_file = self.dir / "leases" / "dhclient.wlan0.leases"
+        self.procs.start("dhclient", "gw", [
+            tool("dhclient"), "-4", "-d", "-v", "-cf", conf, "-lf", self.lease_file,
+            "-pf", self.dir / "run" / "dhclient.pid", "-sf", "/bin/true", "wlan0"])
+        deadline = time.monotonic() + 20
+        while "captive-portal" not in (self.lease_file.read_text() if self.lease_file.exists() else ""):
+            self.procs.check_running()
+            if time.monotonic() > deadline:
+                raise LabError(f"dhclient recorded no captive-portal option in 20 s\n{self.procs.logs_text()}")
+            time.sleep(0.1)
+
+    def _make_ca(self):
+        """A CA and a server certificate for API_HOST, made for this lab only."""
+        tls = self.dir / "tls"
+        def openssl(*args):
+            run([tool("openssl"), *map(str, args)])
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=uplinkd lab CA",
+                "-keyout", tls / "ca.key", "-out", tls / "ca.pem")
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={API_HOST}",
+                "-keyout", tls / "server.key", "-out", tls / "server.csr")
+        (tls / "ext.cnf").write_text(f"subjectAltName=DNS:{API_HOST}\n")
+        openssl("x509", "-req", "-in", tls / "server.csr", "-CA", tls / "ca.pem", "-CAkey", tls / "ca.key",
+                "-CAcreateserial", "-days", "2", "-extfile", tls / "ext.cnf", "-out", tls / "server.pem")
+        self.ca = tls / "ca.pem"
+
+    def set_answer(self, document):
+        self.answer.write_text(json.dumps(document))
+
+    def api_requests(self):
+        return [json.loads(line) for line in self.api_log.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def clab(netns_ok):
+    missing = missing_tools(("dnsmasq", "dhclient", "openssl"))
+    if missing:
+        skip_or_fail(f"the captive-portal API lab needs {', '.join(missing)} "
+                     "(Debian: dnsmasq-base, isc-dhcp-client, openssl)", "the captive-portal API lab")
+    with CapportLab() as lb:
+        yield lb
+
+
+def config(lb, trust_ca=True):
+    lines = ["# written by test_capport.py: the lab's probe, DNS, leases and CA only",
+             "[check]", "timeout = 2s", "default-probes = no"]
+    if trust_ca:
+        lines.append(f"ca-file = {lb.ca}")
+    lines += ["", "[agent]", "interval = 2s", "",
+              "[dns]", "sources = configured", f"dhclient-leases = {lb.lease_file.parent}", "timeout = 1s", "",
+              "[interface wlan0]", f"dns = {VENUE}", "", "[probe lab]", f"url = {PROBE}"]
+    return "\n".join(lines) + "\n"
+
+
+def check(lb, tmp_path, trust_ca=True):
+    cfg = Path(tmp_path) / "uplinkd.conf"
+    cfg.write_text(config(lb, trust_ca))
+    argv = [str(require_binary()), "check", "wlan0", "--json", "--config", str(cfg)]
+    mark = len(lb.api_requests())
+    proc = subprocess.run(lb.exec_argv("gw", argv), capture_output=True, text=True, timeout=30)
+    try:
+        rec = json.loads(proc.stdout)
+    except ValueError:
+        pytest.fail(f"not one JSON record\n$ {' '.join(argv)}\nexit={proc.returncode}\n{proc.stdout}\n{proc.stderr}",
+                    pytrace=False)
+    return rec, proc.returncode, lb.api_requests()[mark:]
+
+
+def describe(rec, code, requests):
+    return f"exit={code}\nrecord={json.dumps(rec, indent=1)}\nAPI requests={requests}"
+
+
+def test_the_lease_carries_the_api_uri(clab):
+    lease = clab.lease_file.read_text()
+    assert f'option captive-portal "{API_URI}";' in lease, lease
+
+
+def test_an_api_saying_captive_gives_capport_and_its_login_page(clab, tmp_path):
+    clab.set_answer({"captive": True, "user-portal-url": LOGIN, "venue-info-url": f"https://{API_HOST}/venue"})
+    clab.web.set_mode("internet")
+    rec, code, requests = check(clab, tmp_path)
+    info = describe(rec, code, requests)
+    assert (rec["verdict"], rec["reason"], rec["portal_url"], code) == ("captive", "capport", LOGIN, 1), info
+    assert rec["captive_portal_api"]["uri"] == API_URI and rec["captive_portal_api"]["captive"] is True, info
+    # Asked once, from the uplink's address, for its JSON.
+    assert [(r["client"], r["path"], r["accept"]) for r in requests] == [(CLIENT, "/api", "application/captive+json")], info
+
+
+def test_an_api_saying_not_captive_is_no_proof_while_http_is_intercepted(clab, tmp_path):
+    clab.set_answer({"captive": False})
+    clab.web.set_mode("portal-302")
+    try:
+        rec, code, requests = check(clab, tmp_path)
+    finally:
+        clab.web.set_mode("internet")
+    info = describe(rec, code, requests)
+    assert rec["verdict"] == "captive" and rec["reason"] == "redirect", info
+    assert rec["captive_portal_api"]["captive"] is False and len(requests) == 1, info
+
+
+def test_an_open_session_is_online_with_what_it_has_left(clab, tmp_path):
+    clab.set_answer({"captive": False, "seconds-remaining": 600, "bytes-remaining": 1000000, "can-extend-session": True})
+    clab.web.set_mode("internet")
+    rec, code, requests = check(clab, tmp_path)
+    info = describe(rec, code, requests)
+    assert (rec["verdict"], rec["reason"], code) == ("online", "validated", 0), info
+    api = rec["captive_portal_api"]
+    assert (api["seconds_remaining"], api["bytes_remaining"], api["can_extend_session"]) == (600, 1000000, True), info
+
+
+def test_an_untrusted_certificate_is_no_answer(clab, tmp_path):
+    """Without the lab's CA the API's certificate fails verification: its word is
+    not taken, and the probes decide."""
+    clab.set_answer({"captive": True, "user-portal-url": LOGIN})
+    clab.web.set_mode("internet")
+    rec, code, requests = check(clab, tmp_path, trust_ca=False)
+    info = describe(rec, code, requests)
+    assert (rec["verdict"], rec["reason"]) == ("online", "validated"), info
+    assert rec["captive_portal_api"]["captive"] is None and rec["captive_portal_api"]["problem"], info
+
+
+def test_the_agent_publishes_the_session(clab, tmp_path):
+    """The agent's state file and `status --json` carry when the session ends."""
+    clab.set_answer({"captive": False, "seconds-remaining": 900, "bytes-remaining": 5000})
+    clab.web.set_mode("internet")
+    cfg = Path(tmp_path) / "uplinkd.conf"
+    cfg.write_text(config(clab))
+    state = Path(tmp_path) / "state"
+    hooks = Path(tmp_path) / "hooks"
+    hooks.mkdir()
+    binary = str(require_binary())
+    agent = subprocess.Popen(clab.exec_argv("gw", [binary, "run", "--config", str(cfg), "--state", str(state),
+                                                   "--hooks-dir", str(hooks)]),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    started = time.time()
+    try:
+        deadline = time.monotonic() + 20
+        status = None
+        while time.monotonic() < deadline:
+            if state.exists():
+                done = subprocess.run([binary, "status", "--json", "--state", str(state)], capture_output=True, text=True)
+                status = json.loads(done.stdout) if done.stdout.strip() else None
+                uplink = next((u for u in (status or {}).get("uplinks", []) if u["interface"] == "wlan0"), None)
+                if uplink and uplink["verdict"] == "online" and uplink["session_ends"] is not None:
+                    break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"no online wlan0 with a session in the state file within 20 s: {status}", pytrace=False)
+        assert started + 900 - 5 <= uplink["session_ends"] <= time.time() + 900 + 1, status
+        assert uplink["session_bytes_remaining"] == 5000, status
+        assert " 5000\n" in state.read_text() or " 5000 " in state.read_text(), state.read_text()
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        try:
+            agent.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            agent.kill()
+            agent.wait()
