@@ -40,6 +40,9 @@ public struct HookEvent: Sendable, Equatable {
     public var routing = RoutingSettings()
     /// The uplink's captive-portal session (RFC 8908), when its API told of one.
     public var session = CaptivePortalSession()
+    /// The configuration file the agent was started with (`--config`), so a hook's
+    /// `uplinkd resolve` finds the same DNS servers; nil: the default one.
+    public var configurationPath: String?
 
     public init(kind: Kind, interface: InterfaceName?, interfaceKind: InterfaceKind, verdict: Verdict, previousVerdict: Verdict,
                 reason: Reason, portalURL: String?, primary: InterfaceName?, previousPrimary: InterfaceName?, wallSeconds: Int) {
@@ -80,6 +83,7 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_PREVIOUS_ADDRESSES=\(previousAddresses.map { "\($0)" }.joined(separator: " "))",
             "UPLINK_SESSION_SECONDS_REMAINING=\(session.secondsRemaining(atWallSeconds: wallSeconds).map(String.init) ?? "")",
             "UPLINK_SESSION_BYTES_REMAINING=\(session.bytesRemaining.map(String.init) ?? "")",
+            "UPLINK_CONFIG=\(configurationPath ?? "")",
         ] + network.environment + routing.environment
     }
 }

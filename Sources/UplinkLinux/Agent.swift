@@ -209,8 +209,9 @@ public final class Agent {
 
     /// Rules, routes or the primaries' routes may differ from what the hooks left.
     private func routingMayHaveChanged() {
-        guard options.managesRouting, !stopping, repairTimer == nil,
-              let delay = routeGuard.examine(routingPicture(), hooksIdle: adapters.hooks.pendingEvents == 0) else { return }
+        // Cheap checks first: the picture takes a rule dump.
+        guard options.managesRouting, !stopping, repairTimer == nil, routeGuard.armed, adapters.hooks.pendingEvents == 0,
+              let delay = routeGuard.examine(routingPicture(), hooksIdle: true) else { return }
         repairTimer = loop.schedule(afterMilliseconds: delay) { [weak self] in
             guard let self else { return }
             self.repairTimer = nil
@@ -296,7 +297,8 @@ public final class Agent {
         sampleTimer = nil
         if let repairTimer { loop.cancel(repairTimer) }
         repairTimer = nil
-        let finalEvent = options.runHooks ? core.stopEvent(now: now()) : nil
+        var finalEvent = options.runHooks ? core.stopEvent(now: now()) : nil
+        finalEvent?.configurationPath = loader?.explicitPath
         adapters.hooks.drain(finalEvent: finalEvent) { [unowned self] in
             if options.managesRouting, let links {
                 if configuration.agent.routing.keepOnStop {
@@ -429,7 +431,8 @@ public final class Agent {
                 rounds.run(plan, configuration: configuration) { [weak self] report in
                     self?.roundFinished(report, generation: generation)
                 }
-            case .runHook(let event):
+            case .runHook(var event):
+                event.configurationPath = loader?.explicitPath
                 if event.kind == .verdict {
                     Log.notice("\(event.interface?.value ?? "-"): \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue) (\(event.reason.rawValue))")
                 } else if event.kind == .repair {

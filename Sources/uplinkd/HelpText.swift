@@ -8,6 +8,7 @@ usage: uplinkd check IFACE... [options]
        uplinkd wait-online [IFACE... | --any] [--timeout SECONDS] [--captive-ok]
                            [--state FILE]
        uplinkd routes [--remove] [--config FILE]
+       uplinkd resolve IFACE NAME [--family 4|6] [--config FILE]
        uplinkd --version | --help
 
 Decides for each named interface whether it reaches the internet, probing over HTTP
@@ -69,6 +70,14 @@ routes: lists uplinkd's own routing entries (its rules and table, which the
   route-failover hook keeps; [agent] route-table, rule-priority, route-protocol);
   --remove deletes them (the agent does so at its stop unless keep-routes-on-stop).
   Exit status 0, 69 when the kernel refused (not root), 78 configuration error.
+
+resolve: NAME's addresses through IFACE's own DNS servers, found and asked as its
+  probes do (bound to IFACE, never the system resolver), one a line; for hooks
+  (curl --resolve). An IP address is printed back.
+  --family 4|6           only IPv4 or only IPv6 (default both)
+  --config FILE          as for check ([dns], [interface NAME] dns)
+  Exit status 0, 1 the name has no address, 64 usage error, 69 no such interface
+  or no DNS server known for it, 78 configuration error.
 
 check exit status (one interface): 0 online, 1 captive, 2 limited, 3 down or no such
 interface; several interfaces: the highest of theirs. 64 usage error,

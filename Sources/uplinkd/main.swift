@@ -21,6 +21,8 @@ case "wait-online":
     status = WaitOnlineCommand.run(arguments.dropFirst())
 case "routes":
     status = RoutesCommand.run(arguments.dropFirst())
+case "resolve":
+    status = ResolveCommand.run(arguments.dropFirst())
 case "--version", "version":
     print("uplinkd \(UplinkVersion.string)")
     status = 0
