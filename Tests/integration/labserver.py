@@ -193,6 +193,10 @@ class Handler(BaseHTTPRequestHandler):
             status, headers, body = STATEFUL[mode](self.server, self.client_address[0], path, form)
         else:
             status, headers, body = MODES[mode](path)
+        self._send(status, headers, body, send_body)
+
+    def _send(self, status, headers, body, send_body):
+        """One answer, closing the connection (portalserver.py's handler shares it)."""
         self.send_response(status)
         for key, value in headers:
             self.send_header(key, value)

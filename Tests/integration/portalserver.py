@@ -138,17 +138,8 @@ class PortalHandler(Handler):
         else:
             status, headers, body = MODES[mode](path)
         base = self.server.base
-        body = body.replace(BASE.encode(), base.encode())
-        self.send_response(status)
-        for key, value in headers:
-            self.send_header(key, value.replace(BASE, base))
-        if status != 204 and status >= 200:
-            self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        if send_body and body and status != 204:
-            self.wfile.write(body)
+        self._send(status, [(key, value.replace(BASE, base)) for key, value in headers],
+                   body.replace(BASE.encode(), base.encode()), send_body)
 
 
 class PortalHTTPServer(LabHTTPServer):
