@@ -65,7 +65,7 @@ public final class LinkTracker: LinkSource {
         if reloaded < 0 { Log.warning("\(NetlinkError("re-reading routes", code: reloaded))") }
         descriptor = nl_cache_mngr_get_fd(manager)
         setReceiveBuffer(bytes: receiveBufferBytes)
-        links = view.allFacts()
+        links = view.allFacts(defaultRoutes: dumpDefaultRoutes())
         do {
             try loop.watch(descriptor, for: .readable) { [weak self] _ in self?.dataReady() }
         } catch {
@@ -157,13 +157,24 @@ public final class LinkTracker: LinkSource {
     private func publish(resynced: Bool) {
         anythingChanged = false
         linksOrAddressesChanged = false
-        let current = view.allFacts()
+        let current = view.allFacts(defaultRoutes: dumpDefaultRoutes())
         let events = LinkDiff.events(from: links, to: current)
         links = current
         if !events.isEmpty || resynced { handler(events, resynced, current) }
         if routingChanged {
             routingChanged = false
             routingHandler?()
+        }
+    }
+
+    /// The default routes afresh (see `DefaultRouteDump`); nil after a failure, when
+    /// the route cache's have to do.
+    private func dumpDefaultRoutes() -> [Int: [DefaultRoute]]? {
+        do {
+            return try DefaultRouteDump.routes(syncSocket)
+        } catch {
+            Log.warning("\(error); reading default routes from libnl's cache")
+            return nil
         }
     }
 

@@ -24,7 +24,8 @@ public final class NetlinkSnapshot {
         guard result >= 0, let routeCache else { throw NetlinkError("dumping routes", code: result) }
         result = RouteCacheView.reload(routes: routeCache, socket: socket.pointer)
         guard result >= 0 else { throw NetlinkError("dumping routes", code: result) }
-        links = RouteCacheView(links: linkCache, addresses: addressCache, routes: routeCache).allFacts()
+        links = RouteCacheView(links: linkCache, addresses: addressCache, routes: routeCache)
+            .allFacts(defaultRoutes: try DefaultRouteDump.routes(socket))
     }
 
     /// Facts for one interface, or nil when the kernel has no interface of that name.

@@ -22,7 +22,10 @@ struct RouteCacheView {
         return nl_cache_resync(socket, cache, nil, nil)
     }
 
-    func allFacts() -> [Int: LinkFacts] {
+    /// Every interface's facts. `defaultRoutes` (a `DefaultRouteDump`, by interface
+    /// index) replaces the route cache's default routes, which lose IPv4 routes that
+    /// differ only by interface; nil: the cache's (a failed dump).
+    func allFacts(defaultRoutes: [Int: [DefaultRoute]]? = nil) -> [Int: LinkFacts] {
         var addressesByIndex: [Int32: [InterfaceAddress]] = [:]
         RouteCacheView.forEach(addresses) { object in
             guard let local = rtnl_addr_get_local(object), let address = RouteCacheView.ipAddress(local) else { return }
@@ -31,23 +34,10 @@ struct RouteCacheView {
                                  scope: RouteCacheView.scopeName(rtnl_addr_get_scope(object))))
         }
         var routesByIndex: [Int32: [DefaultRoute]] = [:]
-        RouteCacheView.forEach(routes) { route in
-            guard rtnl_route_get_type(route) == UInt8(RTN_UNICAST) else { return }
-            if let destination = rtnl_route_get_dst(route), nl_addr_get_prefixlen(destination) != 0 { return }
-            let family: AddressFamily
-            switch Int32(rtnl_route_get_family(route)) {
-            case AF_INET: family = .ipv4
-            case AF_INET6: family = .ipv6
-            default: return
-            }
-            for hop in 0..<rtnl_route_get_nnexthops(route) {
-                guard let nexthop = rtnl_route_nexthop_n(route, hop) else { continue }
-                let gateway = rtnl_route_nh_get_gateway(nexthop).flatMap(RouteCacheView.ipAddress)
-                routesByIndex[rtnl_route_nh_get_ifindex(nexthop), default: []].append(
-                    DefaultRoute(family: family, gateway: gateway, metric: Int(rtnl_route_get_priority(route)),
-                                 table: Int(rtnl_route_get_table(route)),
-                                 protocolNumber: Int(rtnl_route_get_protocol(route))))
-            }
+        if let defaultRoutes {
+            for (index, routes) in defaultRoutes { routesByIndex[Int32(clamping: index)] = routes }
+        } else {
+            routesByIndex = cachedDefaultRoutes()
         }
         var result: [Int: LinkFacts] = [:]
         RouteCacheView.forEach(links) { link in
@@ -74,6 +64,30 @@ struct RouteCacheView {
             )
         }
         return result
+    }
+
+    /// The route cache's default routes by interface index (see `allFacts`).
+    private func cachedDefaultRoutes() -> [Int32: [DefaultRoute]] {
+        var routesByIndex: [Int32: [DefaultRoute]] = [:]
+        RouteCacheView.forEach(routes) { route in
+            guard rtnl_route_get_type(route) == UInt8(RTN_UNICAST) else { return }
+            if let destination = rtnl_route_get_dst(route), nl_addr_get_prefixlen(destination) != 0 { return }
+            let family: AddressFamily
+            switch Int32(rtnl_route_get_family(route)) {
+            case AF_INET: family = .ipv4
+            case AF_INET6: family = .ipv6
+            default: return
+            }
+            for hop in 0..<rtnl_route_get_nnexthops(route) {
+                guard let nexthop = rtnl_route_nexthop_n(route, hop) else { continue }
+                let gateway = rtnl_route_nh_get_gateway(nexthop).flatMap(RouteCacheView.ipAddress)
+                routesByIndex[rtnl_route_nh_get_ifindex(nexthop), default: []].append(
+                    DefaultRoute(family: family, gateway: gateway, metric: Int(rtnl_route_get_priority(route)),
+                                 table: Int(rtnl_route_get_table(route)),
+                                 protocolNumber: Int(rtnl_route_get_protocol(route))))
+            }
+        }
+        return routesByIndex
     }
 
     static func forEach(_ cache: OpaquePointer, _ body: (OpaquePointer) -> Void) {

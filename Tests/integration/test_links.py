@@ -155,6 +155,23 @@ def test_snapshot_lists_uplinks(lab):
                            "table": MAIN_TABLE}], f"{u.iface}: {rec}\n{snap}"
 
 
+def test_equal_metric_default_routes_on_two_uplinks_are_both_seen(fresh_lab):
+    """Two uplinks' default routes of the same metric (networkd gives every DHCP link
+    1024; `ip route append`): libnl's route cache keeps only one of the IPv4 pair, the
+    raw dump both (and each next hop of a multipath route)."""
+    lb = fresh_lab
+    lb.ip("gw", "route", "del", "default", "dev", "wlan0")
+    lb.ip("gw", "route", "append", "default", "via", "10.231.2.1", "dev", "wlan0", "metric", "300")
+    lb.ip("gw", "route", "add", "default", "table", "100", "nexthop", "via", "10.231.1.1", "dev", "eth0",
+          "nexthop", "via", "10.231.2.1", "dev", "wlan0")
+    snap = Snapshot(lb)
+    recs = snap.by_name()
+    for iface, gateway in (("eth0", "10.231.1.1"), ("wlan0", "10.231.2.1")):
+        routes = sorted((r["table"], r["metric"]) for r in recs.get(iface, {}).get("default_routes", [])
+                        if r["family"] == "ipv4" and r["gateway"] == gateway)
+        assert routes == [(100, 0), (MAIN_TABLE, 300)], f"{iface}: {recs.get(iface)}\n{snap}"
+
+
 def test_snapshot_all(lab):
     snap = Snapshot(lab, all_=True)
     recs = snap.by_name()
