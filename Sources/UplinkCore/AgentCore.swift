@@ -796,9 +796,13 @@ public struct AgentCore: Sendable {
         event.routing = policy.routing
         // The uplink given up: its addresses as last seen, for flushing its NATed
         // connections after the addresses themselves are gone.
-        if let previous {
-            event.previousAddresses = uplinks[previous]?.lastAddresses
-                ?? (vanishedPrimary?.name == previous ? vanishedPrimary!.addresses : [])
+        func lastAddresses(of name: InterfaceName) -> [IPAddress] {
+            uplinks[name]?.lastAddresses ?? (vanishedPrimary?.name == name ? vanishedPrimary!.addresses : [])
+        }
+        if let previous { event.previousAddresses = lastAddresses(of: previous) }
+        for family in AddressFamily.allCases {
+            guard let given = previousFamilies[family], given != familyPrimaries[family] else { continue }
+            event.previousFamilyAddresses[family] = lastAddresses(of: given).filter { $0.family == family }
         }
         return [.runHook(event)] + notes.map(Action.note)
     }
@@ -840,6 +844,7 @@ public struct AgentCore: Sendable {
                               verdict: assessment.verdict, previousVerdict: previous, reason: assessment.reason,
                               portalURL: assessment.verdict == .captive ? assessment.portalURL : nil,
                               primary: selector.primary, previousPrimary: selector.primary, wallSeconds: now.wallSeconds)
+        event.portalIsWISPrLogin = assessment.verdict == .captive && assessment.portalIsWISPrLogin
         event.quality = uplink.figures
         event.network = uplink.network
         event.session = uplink.session ?? CaptivePortalSession()

@@ -3,6 +3,9 @@ public struct Assessment: Sendable, Equatable {
     public var verdict: Verdict
     public var reason: Reason
     public var portalURL: String?
+    /// The portal URL is the LoginURL of a WISPr block the portal served: a WISPr
+    /// login may post credentials there (never to a URL from a redirect or a page).
+    public var portalIsWISPrLogin = false
 
     public init(_ verdict: Verdict, reason: Reason, portalURL: String? = nil) {
         self.verdict = verdict

@@ -56,6 +56,9 @@ public enum CaptivePortalAPI {
     public static let mediaType = "application/captive+json"
     /// The API's JSON is a handful of members: more than this is not an API answer.
     public static let bodyLimitBytes = 16 * 1_024
+    /// Ten years, and an exabyte: larger figures are left out.
+    public static let maximumSessionSeconds = 315_360_000
+    public static let maximumSessionBytes = 1 << 60
 
     public struct Invalid: Error, Sendable, Equatable, CustomStringConvertible {
         public let message: String
@@ -80,14 +83,17 @@ public enum CaptivePortalAPI {
                   parsed.scheme == .https else { return nil }
             return parsed.description
         }
-        func count(_ key: String) -> Int? {
-            guard case .int(let value)? = document[key], value >= 0 else { return nil }
+        // Figures beyond these are no session a network keeps (and would overflow
+        // the arithmetic of the re-check): left out like negative ones.
+        func count(_ key: String, upTo limit: Int) -> Int? {
+            guard case .int(let value)? = document[key], (0...limit).contains(value) else { return nil }
             return value
         }
         var canExtend: Bool?
         if case .bool(let value)? = document["can-extend-session"] { canExtend = value }
         return CaptivePortalStatus(captive: captive, userPortalURL: url("user-portal-url"), venueInfoURL: url("venue-info-url"),
-                                   secondsRemaining: count("seconds-remaining"), bytesRemaining: count("bytes-remaining"),
+                                   secondsRemaining: count("seconds-remaining", upTo: maximumSessionSeconds),
+                                   bytesRemaining: count("bytes-remaining", upTo: maximumSessionBytes),
                                    canExtendSession: canExtend)
     }
 
@@ -133,15 +139,21 @@ public struct CaptivePortalSession: Sendable, Equatable {
         self.recheckMilliseconds = recheckMilliseconds
     }
 
-    /// From an API answer heard at `now`: ask again a minute before the end, or after
-    /// three quarters of a shorter session, so an extension (or the end) is seen in time.
+    /// Never sooner than this after the last look: a session at its very end (0 s
+    /// left) must not turn into a full round every second.
+    public static let shortestRecheckMilliseconds = 10_000
+
+    /// From an API answer heard at `now`, for an open session (a held one has none):
+    /// ask again a minute before the end, or after three quarters of a shorter
+    /// session, so an extension (or the end) is seen in time.
     public init?(_ status: CaptivePortalStatus?, now: Instant) {
-        guard let status, status.secondsRemaining != nil || status.bytesRemaining != nil else { return nil }
+        guard let status, !status.captive, status.secondsRemaining != nil || status.bytesRemaining != nil else { return nil }
         bytesRemaining = status.bytesRemaining
         if let seconds = status.secondsRemaining {
             endsWallSeconds = now.wallSeconds + seconds
             let remaining = seconds * 1_000
-            recheckMilliseconds = now.monotonicMilliseconds + max(1_000, max(remaining - 60_000, remaining * 3 / 4))
+            recheckMilliseconds = now.monotonicMilliseconds
+                + max(CaptivePortalSession.shortestRecheckMilliseconds, max(remaining - 60_000, remaining * 3 / 4))
         }
     }
 

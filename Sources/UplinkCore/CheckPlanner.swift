@@ -77,6 +77,10 @@ public enum CheckPlanner {
             let held = Assessment(.captive, reason: .capport, portalURL: status.userPortalURL ?? captivePortal?.uri.description)
             for family in perFamily.keys { perFamily[family] = held }
         }
+        for (family, assessment) in perFamily where assessment.verdict == .captive {
+            let familyResults = results.filter { $0.request.family == family && $0.request.interface == interface }
+            perFamily[family]?.portalIsWISPrLogin = assessment.portalURL.map { wisprServed($0, in: familyResults) } ?? false
+        }
         let assessment = Aggregator.best(of: perFamily) ?? Assessment(.unknown, reason: .noProbes)
         var report = CheckReport(interface: interface, kind: kind, assessment: assessment, families: perFamily,
                                  probes: probeReports, elapsedMilliseconds: elapsedMilliseconds, dns: dns)
@@ -92,6 +96,20 @@ public enum CheckPlanner {
             if case .portal(.dnsHijack, let url?) = probeClass, url != probeURL { return url }
         }
         return nil
+    }
+
+    /// Whether a WISPr block in one of `results`' answers names `url` as its LoginURL.
+    static func wisprServed(_ url: String, in results: [ProbeResult]) -> Bool {
+        results.contains { result in
+            let answer: ProbeResponse?
+            switch result.outcome {
+            case .response(let response): answer = response
+            case .dnsHijack(_, let response): answer = response
+            case .failure: answer = nil
+            }
+            guard let answer, let login = PortalHints.wisprLoginURL(in: answer.bodyText) else { return false }
+            return PortalHints.safeURL(result.request.probe.url.resolving(login)) == url
+        }
     }
 
     /// Exit status for several interfaces: the highest of their statuses, so 0 means

@@ -20,6 +20,8 @@ public struct HookEvent: Sendable, Equatable {
     public var previousVerdict: Verdict
     public var reason: Reason
     public var portalURL: String?
+    /// `portalURL` is the LoginURL of a WISPr block the portal served.
+    public var portalIsWISPrLogin = false
     public var primary: InterfaceName?
     public var previousPrimary: InterfaceName?
     public var wallSeconds: Int
@@ -36,6 +38,10 @@ public struct HookEvent: Sendable, Equatable {
     /// The last addresses of the uplink given up (primary and stop events: the
     /// previous primary; verdict events: the uplink itself), kept after they are gone.
     public var previousAddresses: [IPAddress] = []
+    /// Per family, the last addresses of that family's previous primary when the
+    /// family's primary moved (primary events): an IPv4 primary can move while the
+    /// overall one stays.
+    public var previousFamilyAddresses: [AddressFamily: [IPAddress]] = [:]
     /// uplinkd's table, rules and protocol id, for the route-failover hook.
     public var routing = RoutingSettings()
     /// The uplink's captive-portal session (RFC 8908), when its API told of one.
@@ -70,6 +76,7 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_PREVIOUS=\(previousVerdict.rawValue)",
             "UPLINK_REASON=\(reason.rawValue)",
             "UPLINK_PORTAL_URL=\(portalURL ?? "")",
+            "UPLINK_PORTAL_WISPR=\(portalURL != nil && portalIsWISPrLogin ? "yes" : "no")",
             "UPLINK_PRIMARY=\(primary?.value ?? "")",
             "UPLINK_PREVIOUS_PRIMARY=\(previousPrimary?.value ?? "")",
             "UPLINK_TIME=\(wallSeconds)",
@@ -81,6 +88,8 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_PREVIOUS_PRIMARY_IPV4=\(previousFamilyPrimaries[.ipv4]?.value ?? "")",
             "UPLINK_PREVIOUS_PRIMARY_IPV6=\(previousFamilyPrimaries[.ipv6]?.value ?? "")",
             "UPLINK_PREVIOUS_ADDRESSES=\(previousAddresses.map { "\($0)" }.joined(separator: " "))",
+            "UPLINK_PREVIOUS_IPV4_ADDRESSES=\((previousFamilyAddresses[.ipv4] ?? []).map { "\($0)" }.joined(separator: " "))",
+            "UPLINK_PREVIOUS_IPV6_ADDRESSES=\((previousFamilyAddresses[.ipv6] ?? []).map { "\($0)" }.joined(separator: " "))",
             "UPLINK_SESSION_SECONDS_REMAINING=\(session.secondsRemaining(atWallSeconds: wallSeconds).map(String.init) ?? "")",
             "UPLINK_SESSION_BYTES_REMAINING=\(session.bytesRemaining.map(String.init) ?? "")",
             "UPLINK_CONFIG=\(configurationPath ?? "")",

@@ -143,8 +143,8 @@ public enum JSONReader {
             throw error("unterminated string")
         }
 
-        /// The integer part of a number (fractions and exponents are read and dropped;
-        /// values beyond Int are refused).
+        /// A number as an integer, truncated toward zero (`12.7` is 12, `1e3` 1000);
+        /// values beyond what a Double holds exactly as an Int are refused.
         mutating func number() throws(ParseError) -> Int {
             let start = index
             if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
@@ -159,7 +159,15 @@ public enum JSONReader {
                 guard index > fraction else { throw error("digits expected after '.'") }
             }
             if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-                throw error("exponents are not supported")
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                let exponent = index
+                while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+                guard index > exponent else { throw error("digits expected after the exponent") }
+                // Read the whole token as a Double only then: plain integers stay exact.
+                guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)),
+                      value.isFinite, abs(value) < 9_007_199_254_740_992 else { throw error("number out of range") }
+                return Int(value)
             }
             guard let value = Int(integer) else { throw error("number out of range") }
             return value

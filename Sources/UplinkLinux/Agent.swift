@@ -70,9 +70,6 @@ public final class Agent {
     /// Watches uplinkd's routing entries for changes made behind its back.
     private var routeGuard = RouteGuard()
     private var repairTimer: EventLoop.TimerID?
-    /// A primary or repair event went to the hooks since the guard last took the
-    /// picture: the route hook acts on those only, so only then is a change theirs.
-    private var routeEventsQueued = false
 
     /// An agent on a loop of its own with the Linux adapters.
     public convenience init(configuration: Configuration, options: Options,
@@ -113,7 +110,10 @@ public final class Agent {
             if !stopping && configuration.export.prometheusTextfilePath != nil {
                 exportMetrics(core.state(now: now(), pid: Int(getpid())), events: [])
             }
-            hooksFinished()
+            // Not from inside the runner's call (which may come from within a netlink
+            // batch being handled): on the loop's next turn.
+            let kind = event.kind
+            loop.schedule(afterMilliseconds: 0) { [weak self] in self?.hookEventFinished(kind) }
             guard !stopping, event.kind == .verdict, event.verdict == .captive, let interface = event.interface else { return }
             Log.info("\(interface): hooks done for the portal; probing again")
             perform(core.probeNow(interface, now: now()))
@@ -191,16 +191,14 @@ public final class Agent {
                               primaries: core.familyPrimaries, links: Array(links.links.values))
     }
 
-    /// The hooks caught up. After a primary or repair event what they left is what the
-    /// guard keeps; after other events (the route hook ignores them) a change made
-    /// meanwhile is someone else's, and is repaired.
-    private func hooksFinished() {
-        guard options.managesRouting, !stopping, adapters.hooks.pendingEvents == 0, let links else { return }
+    /// Every hook of one event has run. The route hook acts on primary and repair
+    /// events only: what it left then is what the guard keeps. A change seen after any
+    /// other event (or while later hooks ran) is someone else's, and is repaired once
+    /// the hooks are idle.
+    private func hookEventFinished(_ kind: HookEvent.Kind) {
+        guard options.managesRouting, !stopping, let links else { return }
         links.catchUp()
-        // Reading the queue may have started more hook events: their end decides.
-        guard adapters.hooks.pendingEvents == 0 else { return }
-        if routeEventsQueued {
-            routeEventsQueued = false
+        if kind == .primary || kind == .repair {
             routeGuard.hooksCaughtUp(routingPicture())
         } else {
             routingMayHaveChanged()
@@ -441,7 +439,6 @@ public final class Agent {
                     Log.notice("primary: \(event.previousPrimary?.value ?? "none") -> \(event.primary?.value ?? "none") (\(event.primaryReason?.rawValue ?? "-"))")
                 }
                 hookEvents.append(event)
-                if event.kind == .primary || event.kind == .repair { routeEventsQueued = true }
                 if options.runHooks { adapters.hooks.enqueue(event) }
             case .note(let line):
                 Log.notice(line)

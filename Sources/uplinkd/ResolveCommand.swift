@@ -64,9 +64,13 @@ enum ResolveCommand {
                            .joined(separator: ", ") + ")")
             return ExitStatus.unavailable
         }
-        if !servers.isPerUplink {
-            printError("warning: no DNS server of \(interface)'s own; asking \(servers.origin ?? "resolv.conf")'s, "
-                       + "which may be another uplink's")
+        // The system's servers (resolv.conf, a local cache) answer through the primary:
+        // for a backup behind a portal that is the wrong network's answer, and the
+        // question would leave through another uplink.
+        guard servers.isPerUplink else {
+            printError("no DNS server of \(interface)'s own (only \(servers.origin ?? "resolv.conf")'s, which answer "
+                       + "through the primary); name its servers with [interface \(interface)] dns")
+            return ExitStatus.unavailable
         }
         let answers: [AddressFamily: Result<DNSAnswer, DNSFailure>]
         do {

@@ -136,4 +136,42 @@ struct CaptivePortalAPITests {
         let held = driver.hooks.last { $0.kind == .verdict && $0.interface == "wwan0" }
         #expect(held?.verdict == .captive && held?.reason == .capport && held?.portalURL == "https://login.example/")
     }
+
+    @Test func hostileFiguresNeitherCrashNorTakeOver() throws {
+        // A figure that would overflow the re-check's arithmetic is left out.
+        let huge = try status(#"{"captive": false, "seconds-remaining": 9223372036854775807, "bytes-remaining": 9223372036854775807}"#)
+        #expect(huge.secondsRemaining == nil && huge.bytesRemaining == nil)
+        let now = Instant(monotonicMilliseconds: 5_000, wallSeconds: 1_800_000_000)
+        #expect(CaptivePortalSession(huge, now: now) == nil)
+        // A session at its very end is looked at again after 10 s, not every second.
+        let ending = CaptivePortalSession(CaptivePortalStatus(captive: false, secondsRemaining: 0), now: now)
+        #expect(ending?.recheckMilliseconds == 5_000 + CaptivePortalSession.shortestRecheckMilliseconds)
+        // A held session has none to re-check.
+        #expect(CaptivePortalSession(CaptivePortalStatus(captive: true, secondsRemaining: 0), now: now) == nil)
+        // Exponents are read, not refused.
+        #expect(try status(#"{"captive": false, "seconds-remaining": 1e3, "bytes-remaining": 2.5E1}"#).secondsRemaining == 1_000)
+        #expect(try status(#"{"captive": false, "bytes-remaining": 2.5E1}"#).bytesRemaining == 25)
+    }
+
+    @Test func onlyAWISPrBlockMakesThePortalURLALoginURL() {
+        let probe = ProbeSpec(name: "p", url: try! ProbeURL(parsing: "http://192.0.2.80/hotspot-detect.html"),
+                              expectation: Expectation(bodyContains: "Success"))
+        func assess(_ response: ProbeResponse) -> Assessment {
+            let result = ProbeResult(request: ProbeRequest(interface: "wlan0", family: .ipv4, probe: probe),
+                                     outcome: .response(response), elapsedMilliseconds: 5, bytes: 100)
+            return CheckPlanner.report(interface: "wlan0", kind: .wifi, link: .probe([.ipv4]), results: [result],
+                                       thresholdPercent: 50, elapsedMilliseconds: 5).assessment
+        }
+        let wispr = Array(("<html><!--<?xml version=\"1.0\"?><WISPAccessGatewayParam><Redirect><MessageType>100</MessageType>"
+            + "<LoginURL>https://login.example/wispr</LoginURL></Redirect></WISPAccessGatewayParam>--></html>").utf8)
+        let page = assess(ProbeResponse(status: 200, body: wispr))
+        #expect(page.portalURL == "https://login.example/wispr" && page.portalIsWISPrLogin)
+        let redirect = assess(ProbeResponse(status: 302, location: "https://login.example/wispr"))
+        #expect(redirect.portalURL == "https://login.example/wispr" && !redirect.portalIsWISPrLogin)
+        var event = HookEvent(kind: .verdict, interface: "wlan0", interfaceKind: .wifi, verdict: .captive, previousVerdict: .online,
+                              reason: .bodyMismatch, portalURL: page.portalURL, primary: nil, previousPrimary: nil, wallSeconds: 0)
+        #expect(event.environment.contains("UPLINK_PORTAL_WISPR=no"))
+        event.portalIsWISPrLogin = true
+        #expect(event.environment.contains("UPLINK_PORTAL_WISPR=yes"))
+    }
 }

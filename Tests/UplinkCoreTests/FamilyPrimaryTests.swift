@@ -48,6 +48,9 @@ struct FamilyPrimaryTests {
         #expect(event.primary == "eth0" && event.previousPrimary == "eth0")
         #expect(event.environment.contains("UPLINK_PREVIOUS_PRIMARY_IPV6=wlan0"))
         #expect(event.environment.contains("UPLINK_PRIMARY_IPV6=eth0"))
+        // Only IPv6 moved: the conntrack flush gets wlan0's IPv6 addresses, no IPv4 ones.
+        #expect(event.environment.contains("UPLINK_PREVIOUS_IPV6_ADDRESSES=2001:db8:4::2"))
+        #expect(event.environment.contains("UPLINK_PREVIOUS_IPV4_ADDRESSES="))
     }
 
     /// eth0 primary, wlan0 online beside it (IPv4 only).

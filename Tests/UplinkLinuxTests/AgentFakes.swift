@@ -46,6 +46,8 @@ final class RecordingHooks: HookSink {
     private(set) var events: [HookEvent] = []
     private(set) var directory = ""
     private var holding = false
+    /// Where the events held since `hold()` start.
+    private var heldFrom = 0
     private var drained: (() -> Void)?
 
     var pendingEvents: Int { holding ? 1 : 0 }
@@ -56,12 +58,16 @@ final class RecordingHooks: HookSink {
     }
 
     /// Later events stay "running" until `finish()`.
-    func hold() { holding = true }
+    func hold() {
+        holding = true
+        heldFrom = events.count
+    }
 
-    /// The running hook ends: the agent hears of it, and a waiting drain completes.
+    /// The held events end, in order: the agent hears of each, and a waiting drain
+    /// completes.
     func finish() {
         holding = false
-        if let event = events.last { onEventFinished?(event) }
+        for event in events[min(heldFrom, events.count)...] { onEventFinished?(event) }
         drained?()
         drained = nil
     }

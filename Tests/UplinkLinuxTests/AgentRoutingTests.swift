@@ -77,6 +77,9 @@ struct AgentRoutingTests {
         // The hook puts its entries in place while it runs.
         harness.links.changeRouting { applyHook($0) }
         harness.hooks.finish()
+        // Nothing changed behind the agent's back: no repair, however long.
+        try harness.advance(RouteGuard.firstDelayMilliseconds * 5)
+        #expect(!harness.hooks.events.contains { $0.kind == .repair })
         // Then someone deletes the first rule.
         harness.links.changeRouting { $0.rules.removeFirst() }
         try harness.advance(RouteGuard.firstDelayMilliseconds - 1)
@@ -112,6 +115,7 @@ struct AgentRoutingTests {
         try harness.advance(10)
         harness.links.changeRouting { applyHook($0) }
         harness.hooks.finish()
+        try harness.advance(1)
         // wwan0 loses its carrier: a verdict event, no primary change. While its
         // hooks run, another tool deletes a rule; the route hook ignores verdict
         // events, so the deletion is not the hooks' doing.
