@@ -17,10 +17,20 @@ public struct RoutingRule: Sendable, Hashable, Comparable, CustomStringConvertib
         self.suppressPrefixLength = suppressPrefixLength
     }
 
-    /// As `ip -N rule` prints it, with the family in front.
+    /// As `ip rule` prints it, with the family in front (logs, `uplinkd routes`).
     public var description: String {
-        "\(family.ipFlag) rule \(priority): lookup \(table)"
+        "\(family.ipFlag) rule \(priority): from all lookup \(RoutingRule.tableName(table))"
             + (suppressPrefixLength.map { " suppress_prefixlength \($0)" } ?? "") + " proto \(protocolNumber)"
+    }
+
+    /// The kernel's tables by the names `ip` gives them, others by number.
+    public static func tableName(_ table: Int) -> String {
+        switch table {
+        case 253: return "default"
+        case 254: return "main"
+        case 255: return "local"
+        default: return String(table)
+        }
     }
 
     public static func < (lhs: RoutingRule, rhs: RoutingRule) -> Bool {
@@ -55,6 +65,7 @@ public struct OwnedRoute: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.protocolNumber = protocolNumber
     }
 
+    /// As `ip route` prints it, with the family in front (logs, `uplinkd routes`).
     public var description: String {
         var text = "\(family.ipFlag) route \(destination)"
         if let gateway { text += " via \(gateway)" }
@@ -63,7 +74,8 @@ public struct OwnedRoute: Sendable, Hashable, Comparable, CustomStringConvertibl
         } else if interfaceIndex > 0 {
             text += " ifindex \(interfaceIndex)"
         }
-        return text + " table \(table) metric \(metric) proto \(protocolNumber)"
+        text += " table \(RoutingRule.tableName(table)) proto \(protocolNumber)"
+        return metric == 0 ? text : text + " metric \(metric)"
     }
 
     public static func < (lhs: OwnedRoute, rhs: OwnedRoute) -> Bool { lhs.description < rhs.description }

@@ -18,6 +18,17 @@ public protocol NameResolving: AnyObject {
                  timeoutMilliseconds: Int, completion: @escaping (DNSLookup) -> Void)
 }
 
+extension NameResolving {
+    /// Resolves `name` through an uplink's servers as its probes do: bound to the
+    /// uplink, unless the servers are only a loopback cache (a bound socket cannot
+    /// reach those).
+    public func resolve(_ name: String, family: AddressFamily, on interface: InterfaceName, through servers: DNSServers,
+                        timeoutMilliseconds: Int, completion: @escaping (DNSLookup) -> Void) {
+        resolve(name, family: family, interface: servers.bindsToInterface ? interface : nil,
+                servers: servers.ordered(for: family), timeoutMilliseconds: timeoutMilliseconds, completion: completion)
+    }
+}
+
 /// Where hook events go: the hook runner, or a recorder in tests.
 public protocol HookSink: AnyObject {
     /// Called on the loop when every hook of an event has run.

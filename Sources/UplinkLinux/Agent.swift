@@ -399,8 +399,6 @@ public final class Agent {
         }
         for event in events { Log.info("link: \(LinkReport.humanLine(event))") }
         perform(core.linksChanged(uplinks: uplinks, events: events, now: now()))
-        // The primaries' own default routes are what the table copies.
-        if !events.isEmpty { routingMayHaveChanged() }
     }
 
     /// DHCP clients write the lease after they configured the address (dhclient runs

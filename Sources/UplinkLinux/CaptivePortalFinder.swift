@@ -21,17 +21,8 @@ public struct CaptivePortalFinder: Sendable {
                    let url = CaptivePortalAPI.networkdURI(text) { return url }
             }
         }
-        var newest: (modified: Int, url: ProbeURL)?
-        for directory in settings.dhclientLeaseDirectories + settings.networkManagerDirectories {
-            for file in (try? SmallFile.directoryEntries(directory, limit: 1_024)) ?? []
-            where file.hasPrefix("dhclient") && (file.hasSuffix(".leases") || file.hasSuffix(".lease")) {
-                let path = "\(directory)/\(file)"
-                guard let text = SmallFile.tail(path, limit: DNSServerFinder.leaseTailBytes),
-                      let url = CaptivePortalAPI.dhclientURI(text, interface: name.value) else { continue }
-                let modified = SmallFile.modificationSeconds(path) ?? 0
-                if modified >= newest?.modified ?? Int.min { newest = (modified, url) }
-            }
+        return DhclientLeaseFiles.newest(in: settings.dhclientLeaseDirectories + settings.networkManagerDirectories) { text in
+            CaptivePortalAPI.dhclientURI(text, interface: name.value)
         }
-        return newest?.url
     }
 }

@@ -8,9 +8,6 @@ import UplinkCore
 public struct DNSServerFinder: Sendable {
     public var settings: DNSSettings
 
-    /// Lease files can grow for days before dhclient rewrites them; the newest
-    /// leases are at the end, so only the tail is read.
-    static let leaseTailBytes = 256 * 1_024
     static let stateFileBytes = 64 * 1_024
 
     public init(settings: DNSSettings) {
@@ -63,12 +60,7 @@ public struct DNSServerFinder: Sendable {
             // dhclient.eth0.leases, dhclient6.eth0.leases, ...), filtered by the
             // interface named inside each lease; per family, the newest file wins, so
             // files of old runs do not add stale servers.
-            let files = settings.dhclientLeaseDirectories.flatMap { directory in
-                entries(of: directory)
-                    .filter { $0.hasPrefix("dhclient") && ($0.hasSuffix(".leases") || $0.hasSuffix(".lease")) }
-                    .map { "\(directory)/\($0)" }
-            }
-            return newestPerFamily(files, source: .dhclient) { _, text in
+            return newestPerFamily(DhclientLeaseFiles.paths(in: settings.dhclientLeaseDirectories), source: .dhclient) { _, text in
                 DNSFileParsers.dhclientLeaseServers(text, interface: name)
             }
         case .resolvconf:
@@ -104,7 +96,7 @@ public struct DNSServerFinder: Sendable {
         var best4: (modified: Int, path: String, addresses: [IPAddress])?
         var best6: (modified: Int, path: String, addresses: [IPAddress])?
         for path in paths {
-            guard let text = SmallFile.tail(path, limit: Self.leaseTailBytes) else { continue }
+            guard let text = SmallFile.tail(path, limit: DhclientLeaseFiles.tailBytes) else { continue }
             let modified = SmallFile.modificationSeconds(path) ?? 0
             let found = parse(path, text)
             if !found.dhcp4.isEmpty, modified >= best4?.modified ?? Int.min { best4 = (modified, path, found.dhcp4) }

@@ -18,16 +18,8 @@ public struct MeteredLeaseReader: LeaseReading, Sendable {
             return true
         }
         // The newest dhclient lease file that names the interface decides.
-        var newest: (modified: Int, metered: Bool)?
-        for directory in settings.dhclientLeaseDirectories + settings.networkManagerDirectories {
-            for file in (try? SmallFile.directoryEntries(directory, limit: 1_024)) ?? []
-            where file.hasPrefix("dhclient") && (file.hasSuffix(".leases") || file.hasSuffix(".lease")) {
-                let path = "\(directory)/\(file)"
-                guard let text = SmallFile.tail(path, limit: 256 * 1_024), text.containsSubstring("interface \"\(name.value)\"") else { continue }
-                let modified = SmallFile.modificationSeconds(path) ?? 0
-                if modified >= newest?.modified ?? Int.min { newest = (modified, MeteredLease.dhclient(text, interface: name.value)) }
-            }
-        }
-        return newest?.metered ?? false
+        return DhclientLeaseFiles.newest(in: settings.dhclientLeaseDirectories + settings.networkManagerDirectories) { text in
+            text.containsSubstring("interface \"\(name.value)\"") ? MeteredLease.dhclient(text, interface: name.value) : nil
+        } ?? false
     }
 }

@@ -198,8 +198,7 @@ public final class RoundRunner {
 
     private func resolve(_ name: String, family: AddressFamily, _ interface: InterfaceName, _ context: RoundContext,
                          completion: @escaping (DNSLookup) -> Void) {
-        resolver.resolve(name, family: family, interface: context.dns.bindsToInterface ? interface : nil,
-                         servers: context.dns.ordered(for: family),
+        resolver.resolve(name, family: family, on: interface, through: context.dns,
                          timeoutMilliseconds: context.dnsTimeoutMilliseconds, completion: completion)
     }
 

@@ -26,8 +26,7 @@ public struct UplinkNameLookup {
     }
 
     /// Each of `families`' answers for `name` through `servers`, asked in parallel
-    /// within the configured `[dns] timeout`, bound to `interface` unless the servers
-    /// are only a loopback cache (as for probes: a bound socket cannot reach them).
+    /// within the configured `[dns] timeout`, as a probe round asks them.
     public func resolve(_ name: String, families: [AddressFamily], interface: InterfaceName,
                         servers: DNSServers) throws(AdapterError) -> [AddressFamily: Result<DNSAnswer, DNSFailure>] {
         let loop: EventLoop
@@ -35,8 +34,7 @@ public struct UplinkNameLookup {
         let resolver = DNSResolver(loop: loop)
         var answers: [AddressFamily: Result<DNSAnswer, DNSFailure>] = [:]
         for family in families {
-            resolver.resolve(name, family: family, interface: servers.bindsToInterface ? interface : nil,
-                             servers: servers.ordered(for: family),
+            resolver.resolve(name, family: family, on: interface, through: servers,
                              timeoutMilliseconds: configuration.dns.timeoutMilliseconds) { lookup in
                 answers[family] = lookup.result
             }

@@ -33,36 +33,12 @@ enum RoutesCommand {
             }
             let entries = try RoutingEntries.read(ownedBy: settings)
             print("# table \(settings.table), rules \(settings.rulePriority) and \(settings.rulePriority + 1), protocol \(settings.protocolNumber)")
-            for rule in entries.rules { print(ruleLine(rule)) }
-            for route in entries.routes { print(routeLine(route)) }
+            for rule in entries.rules { print(rule) }
+            for route in entries.routes { print(route) }
             return 0
         } catch {
             printError("routes: \(error)")
             return ExitStatus.unavailable
         }
-    }
-
-    /// As `ip rule` would print it.
-    static func ruleLine(_ rule: RoutingRule) -> String {
-        "ip \(rule.family.ipFlag) rule: \(rule.priority): from all lookup \(tableName(rule.table))"
-            + (rule.suppressPrefixLength.map { " suppress_prefixlength \($0)" } ?? "") + " proto \(rule.protocolNumber)"
-    }
-
-    /// As `ip route show table N` would print it, interface by name.
-    static func routeLine(_ route: OwnedRoute) -> String {
-        var text = "ip \(route.family.ipFlag) route: \(route.destination)"
-        if let gateway = route.gateway { text += " via \(gateway)" }
-        if let name = route.interfaceName {
-            text += " dev \(name)"
-        } else if route.interfaceIndex > 0 {
-            text += " dev #\(route.interfaceIndex)"
-        }
-        text += " table \(tableName(route.table)) proto \(route.protocolNumber)"
-        if route.metric != 0 { text += " metric \(route.metric)" }
-        return text
-    }
-
-    private static func tableName(_ table: Int) -> String {
-        table == 254 ? "main" : String(table)
     }
 }

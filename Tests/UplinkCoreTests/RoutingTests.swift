@@ -102,7 +102,7 @@ struct RoutingTests {
         var damaged = applied
         damaged.rules.removeFirst()
         #expect(guardian.examine(damaged, hooksIdle: true) == RouteGuard.firstDelayMilliseconds)
-        #expect(damaged.changes(since: applied) == "gone: -4 rule 32500: lookup 254 proto 77")
+        #expect(damaged.changes(since: applied) == "gone: -4 rule 32500: from all lookup main proto 77")
     }
 
     @Test func aNewGatewayOfThePrimaryIsRepaired() {

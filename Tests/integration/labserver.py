@@ -237,9 +237,13 @@ class LabHTTPServer(ThreadingHTTPServer):
                     name = f.read().strip()
             except OSError:
                 name = ""
-            if name in MODES or name in STATEFUL:
+            if self.knows(name):
                 return name
         return self.mode
+
+    def knows(self, mode):
+        """Whether `mode` is one this server serves (portalserver.py adds its own)."""
+        return mode in MODES or mode in STATEFUL
 
     def record(self, client, path):
         if self._log is None:

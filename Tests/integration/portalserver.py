@@ -148,16 +148,8 @@ class PortalHTTPServer(LabHTTPServer):
         self.RequestHandlerClass = PortalHandler
         self.base = base
 
-    def current_mode(self):
-        if self.mode_file:
-            try:
-                with open(self.mode_file) as f:
-                    name = f.read().strip()
-            except OSError:
-                name = ""
-            if name in PORTAL_MODES or name in MODES or name in STATEFUL:
-                return name
-        return self.mode
+    def knows(self, mode):
+        return mode in PORTAL_MODES or super().knows(mode)
 
 
 def dns_reply(query: bytes, answer_for):
