@@ -87,9 +87,12 @@ def record_hook(log: Path) -> str:
 
 def env_dump_hook(directory: Path) -> str:
     """POSIX sh hook writing its whole environment (`env -0`) to a new file in
-    `directory` on every run; parse_env_dumps() reads them back in run order."""
+    `directory` on every run; parse_env_dumps() reads them back in run order. Each
+    file is written beside the directory and renamed into it, so a file a test sees
+    there is complete."""
+    part = f"'{directory}.part.'$$"
     return (f"#!/bin/sh\n"
-            f"env -0 > '{directory}/'\"$(date +%s%N).$$\"\n")
+            f"env -0 > {part} && mv {part} '{directory}/'\"$(date +%s%N).$$\"\n")
 
 
 def parse_env_dumps(directory: Path) -> list:
