@@ -56,6 +56,12 @@ public struct TrafficMonitor: Sendable {
     /// When the counters were last taken (sampled or excused); nil before the first.
     public var lastSampledMilliseconds: Int? { last == nil ? nil : lastSampleMilliseconds }
 
+    /// What the last `.stalled` saw: packets left since anything came back, and for how long.
+    public func stallEvidence(at now: Int, windowMilliseconds: Int) -> StallEvidence {
+        StallEvidence(unansweredPackets: (last?.tx ?? transmittedAtLastReceive) - transmittedAtLastReceive,
+                      silentMilliseconds: now - lastReceiveMilliseconds, windowMilliseconds: windowMilliseconds)
+    }
+
     /// The agent did not act on the last `.stalled` (alarms paused, or a round already
     /// pending): report it again while the stall lasts.
     public mutating func rearm() {

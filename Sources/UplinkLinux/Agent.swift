@@ -438,8 +438,8 @@ public final class Agent {
                 }
                 hookEvents.append(event)
                 if options.runHooks { adapters.hooks.enqueue(event) }
-            case .note(let line):
-                Log.notice(line)
+            case .note(let note):
+                Log.note(note)
             }
         }
         let state = core.state(now: now(), pid: Int(getpid()))
@@ -477,7 +477,6 @@ public final class Agent {
                                                    transmittedPackets: packets.transmitted, now: self.now())
             // Most samples change nothing: only the next one is due then.
             guard !actions.isEmpty else { return self.scheduleSample() }
-            Log.info("\(target.interface): packets leave with nothing coming back: a full round")
             self.perform(actions)
         }
         sampleTimer = (id, target.interface)

@@ -26,7 +26,7 @@ struct CoreDriver {
     var captivePortal: [InterfaceName: CaptivePortalStatus] = [:]
     private(set) var plans: [RoundPlan] = []
     private(set) var hooks: [HookEvent] = []
-    private(set) var notes: [String] = []
+    private(set) var notes: [AgentNote] = []
     private var inFlight: [(plan: RoundPlan, generation: Int)] = []
 
     init(_ configuration: Configuration) {
@@ -59,8 +59,8 @@ struct CoreDriver {
                 inFlight.append((plan, generation))
             case .runHook(let event):
                 hooks.append(event)
-            case .note(let line):
-                notes.append(line)
+            case .note(let note):
+                notes.append(note)
             }
         }
     }

@@ -38,7 +38,7 @@ struct FlapDampingAgentTests {
         let lastFlap = try #require(driver.hooks.last { $0.kind == .verdict && $0.interface == "eth0" })
         #expect(lastFlap.verdict == .limited)
         let flap = (lastFlap.wallSeconds - at(0).wallSeconds) * 1_000
-        #expect(driver.notes.contains { $0.hasPrefix("eth0:") && $0.contains("suppressed") }, "\(driver.notes)")
+        #expect(driver.notes.contains { if case .suppressed("eth0", _, _, _) = $0 { true } else { false } }, "\(driver.notes)")
         #expect(isSuppressed("eth0", driver) == true)
 
         driver.dead = []
@@ -61,7 +61,7 @@ struct FlapDampingAgentTests {
         #expect((flap + 410_000...flap + 427_000).contains(released), "released \(released - flap) ms after the flap")
         // Then the hold-down, counted from the release.
         #expect((released + 29_000...released + 31_000).contains(promoted), "primary \(promoted - released) ms after release")
-        #expect(driver.notes.contains { $0.hasPrefix("eth0:") && $0.contains("no longer suppressed") })
+        #expect(driver.notes.contains { if case .released("eth0", _) = $0 { true } else { false } })
         #expect(driver.primaryChanges == ["eth0", "wlan0", "eth0"])
         #expect(driver.hooks.last { $0.kind == .primary }?.primaryReason == .recovered)
     }
@@ -82,7 +82,7 @@ struct FlapDampingAgentTests {
         #expect(driver.core.verdict(of: "eth0")?.verdict == .online)
         #expect(isSuppressed("eth0", driver) == true)
         #expect(driver.core.primary == "eth0")
-        #expect(!driver.notes.contains { $0.contains("passed over") }, "\(driver.notes)")
+        #expect(!driver.notes.contains { if case .passedOver = $0 { true } else { false } }, "\(driver.notes)")
     }
 
     // MARK: second looks

@@ -1,0 +1,121 @@
+/// The primaries, overall and per family, before and after an event.
+struct PrimaryTransition: Sendable {
+    struct Side: Sendable {
+        var overall: InterfaceName?
+        var families: [AddressFamily: InterfaceName]
+    }
+
+    var before: Side
+    var after: Side
+
+    static func unchanged(_ side: Side) -> PrimaryTransition {
+        PrimaryTransition(before: side, after: side)
+    }
+}
+
+/// What the core tells hooks and readers of the state: every hook event is built by one
+/// function from the uplink it describes (see `HookEvent.Kind` for which one), so every
+/// kind carries the same facts by the same rules; only the primaries and the uplink
+/// given up differ by kind.
+extension AgentCore {
+    private var primariesNow: PrimaryTransition.Side {
+        PrimaryTransition.Side(overall: selector.primary, families: familyPrimaries)
+    }
+
+    /// The one builder of hook events.
+    private func hookEvent(_ kind: HookEvent.Kind, describing name: InterfaceName?, _ uplink: Uplink?,
+                           otherwise fallback: Assessment, previousVerdict: Verdict? = nil,
+                           primaries: PrimaryTransition, givenUpAddresses: [IPAddress], now: Instant) -> HookEvent {
+        let assessment = uplink?.machine.assessment ?? fallback
+        // A portal URL is a page to open only while the uplink is captive.
+        let captive = assessment.verdict == .captive
+        var event = HookEvent(kind: kind, interface: name, interfaceKind: uplink?.kind ?? .other,
+                              verdict: assessment.verdict, previousVerdict: previousVerdict ?? assessment.verdict,
+                              reason: assessment.reason, portalURL: captive ? assessment.portalURL : nil,
+                              primary: primaries.after.overall, previousPrimary: primaries.before.overall,
+                              wallSeconds: now.wallSeconds)
+        event.portalIsWISPrLogin = captive && assessment.portalIsWISPrLogin
+        event.quality = uplink?.figures
+        event.network = uplink?.network ?? UplinkNetwork()
+        event.session = uplink?.session ?? CaptivePortalSession()
+        event.familyPrimaries = primaries.after.families
+        event.previousFamilyPrimaries = primaries.before.families
+        event.previousAddresses = givenUpAddresses
+        event.routing = policy.routing
+        return event
+    }
+
+    func verdictEvent(_ uplink: Uplink, previous: Verdict, now: Instant) -> HookEvent {
+        hookEvent(.verdict, describing: uplink.name, uplink, otherwise: uplink.machine.assessment, previousVerdict: previous,
+                  primaries: .unchanged(primariesNow), givenUpAddresses: uplink.lastAddresses, now: now)
+    }
+
+    /// The primary moved: the event describes the new primary, or the old one when none
+    /// is left (it may have vanished altogether); nil when there was none either.
+    func primaryEvent(_ transition: PrimaryTransition, reason: PrimaryChangeReason?, now: Instant) -> HookEvent? {
+        guard let name = transition.after.overall ?? transition.before.overall else { return nil }
+        // The uplink given up: its addresses as last seen, for flushing its NATed
+        // connections after the addresses themselves are gone.
+        func lastAddresses(of name: InterfaceName) -> [IPAddress] {
+            uplinks[name]?.lastAddresses ?? (vanishedPrimary?.name == name ? vanishedPrimary!.addresses : [])
+        }
+        var event = hookEvent(.primary, describing: name, uplinks[name],
+                              otherwise: Assessment(.down, reason: .noSuchInterface), primaries: transition,
+                              givenUpAddresses: transition.before.overall.map(lastAddresses) ?? [], now: now)
+        event.primaryReason = reason
+        for family in AddressFamily.allCases {
+            guard let given = transition.before.families[family], given != transition.after.families[family] else { continue }
+            event.previousFamilyAddresses[family] = lastAddresses(of: given).filter { $0.family == family }
+        }
+        return event
+    }
+
+    /// The last event, when the agent stops: it describes the primary (hooks may undo
+    /// what they did for it), and names no interface when there was none.
+    public func stopEvent(now: Instant) -> HookEvent {
+        let primary = selector.primary
+        let uplink = primary.flatMap { uplinks[$0] }
+        return hookEvent(.stop, describing: primary, uplink, otherwise: Assessment(.unknown, reason: .stopping),
+                         primaries: PrimaryTransition(before: primariesNow, after: .init(overall: nil, families: [:])),
+                         givenUpAddresses: uplink?.lastAddresses ?? [], now: now)
+    }
+
+    /// Hooks make the routes match the primaries again: uplinkd's routing entries
+    /// changed behind its back. Described as a primary event whose primaries did not
+    /// change (the primary, or no interface when there is none).
+    public func repairEvent(now: Instant) -> HookEvent {
+        let primary = selector.primary
+        return hookEvent(.repair, describing: primary, primary.flatMap { uplinks[$0] },
+                         otherwise: Assessment(.unknown, reason: .noSuchInterface),
+                         primaries: .unchanged(primariesNow), givenUpAddresses: [], now: now)
+    }
+
+    // MARK: the published state
+
+    public func state(now: Instant, pid: Int, stopped: Bool = false) -> AgentState {
+        AgentState(primary: selector.primary, uplinks: uplinks.keys.sorted().map { status(of: uplinks[$0]!, now: now) },
+                   writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped, familyPrimaries: familyPrimaries)
+    }
+
+    private func status(of uplink: Uplink, now: Instant) -> UplinkStatus {
+        let at = now.monotonicMilliseconds
+        let name = uplink.name
+        let assessment = uplink.machine.assessment
+        let budget = budgets[name] ?? ByteBudget(limitBytes: nil)
+        let families = uplink.machine.families
+        return UplinkStatus(
+            interface: name, kind: uplink.kind, verdict: assessment.verdict, reason: assessment.reason,
+            sinceWallSeconds: uplink.machine.since.wallSeconds,
+            ipv4: families[.ipv4]?.verdict, ipv6: families[.ipv6]?.verdict,
+            bytesToday: budget.spentBytes(at: at), budgetBytes: budget.limitBytes,
+            budgetExhausted: budget.isExhausted(at: at),
+            portalURL: assessment.verdict == .captive ? assessment.portalURL : nil,
+            ipv4Reason: families[.ipv4]?.reason, ipv6Reason: families[.ipv6]?.reason,
+            dnsSource: uplink.dnsSource, metered: uplink.metered,
+            quality: UplinkQualityStatus(
+                figures: uplink.figures ?? QualityFigures(), degraded: uplink.quality.degraded,
+                flapPenalty: Int((dampings[name]?.penalty(at: at, settings: policy.damping) ?? 0).rounded()),
+                suppressed: dampings[name]?.suppressed ?? false),
+            session: uplink.session ?? CaptivePortalSession())
+    }
+}

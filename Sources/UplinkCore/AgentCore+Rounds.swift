@@ -1,0 +1,264 @@
+/// Starting rounds (which uplink, what purpose, what limits) and taking in what they
+/// found: each purpose has its own finish, and only a full round decides a verdict.
+extension AgentCore {
+    // MARK: starting rounds
+
+    mutating func dueRounds(now: Instant) -> [Action] {
+        var actions: [Action] = []
+        for name in uplinks.keys.sorted() {
+            guard var uplink = uplinks[name], uplink.round.isIdle, case .probe(let families) = uplink.link else { continue }
+            if let action = startRoundIfDue(&uplink, families: families, now: now) { actions.append(action) }
+            uplinks[name] = uplink
+        }
+        return actions
+    }
+
+    private mutating func startRoundIfDue(_ uplink: inout Uplink, families: [AddressFamily], now: Instant) -> Action? {
+        let at = now.monotonicMilliseconds
+        let toVerify = verifyTargets.contains(uplink.name)
+        // A backup to verify before it takes over gets its probe now.
+        if toVerify && !isFresh(uplink, now: now) && uplink.verification != .failed {
+            uplink.verification = .wanted
+            uplink.schedule.probeNow(at: at, settings: uplink.settings)
+        }
+        guard uplink.schedule.isDue(at: at) else { return nil }
+        let purpose = purpose(of: uplink, now: now)
+        if purpose == .light && uplink.traffic.vouchesForLightRound(lastRoundMilliseconds: uplink.lastRoundMilliseconds) {
+            // Traffic that flows and is answered vouches for the uplink: no probe.
+            uplink.traffic.skippedLightRound(at: now)
+            uplink.schedule.postpone(until: at + uplink.settings.intervalMilliseconds)
+            return nil
+        }
+        // A doubt, or a promotion, is settled whatever the budget; periodic rounds wait
+        // for the next window once it is spent.
+        if uplink.doubt == nil && !(purpose == .verify && toVerify), var budget = budgets[uplink.name],
+           !budget.allowsPeriodicProbe(at: at) {
+            budgets[uplink.name] = budget
+            uplink.schedule.postpone(until: budget.windowEndMilliseconds ?? at + ByteBudget.dayMilliseconds)
+            return nil
+        }
+        if purpose == .light { uplink.traffic.lightRoundStarted() }
+        if uplink.verification == .wanted { uplink.verification = .none }
+        lastGeneration += 1
+        let plan = plan(for: &uplink, purpose: purpose, families: families, now: now)
+        uplink.round = .running(RoundInFlight(generation: lastGeneration, purpose: purpose))
+        return .startRound(plan, generation: lastGeneration)
+    }
+
+    /// Backups to verify before they take over, overall or in one family.
+    var verifyTargets: Set<InterfaceName> {
+        Set(([selector] + familySelectors.values).compactMap(\.toVerify))
+    }
+
+    func isFresh(_ uplink: Uplink, now: Instant) -> Bool {
+        guard let validated = uplink.lastValidatedMilliseconds else { return false }
+        return now.monotonicMilliseconds - validated <= policy.verifyAgeMilliseconds
+    }
+
+    /// What kind of round an uplink gets now.
+    private func purpose(of uplink: Uplink, now: Instant) -> RoundPurpose {
+        if uplink.doubt != nil || !uplink.isOnline || uplink.machine.isSuspect { return .full }
+        if let recheck = uplink.session?.recheckMilliseconds, now.monotonicMilliseconds >= recheck { return .full }
+        if uplink.verification == .wanted && !isFresh(uplink, now: now) { return .verify }
+        return .light
+    }
+
+    private func plan(for uplink: inout Uplink, purpose: RoundPurpose, families: [AddressFamily], now: Instant) -> RoundPlan {
+        let all = uplink.settings.probes(from: configuration.probes)
+        var byFamily: [AddressFamily: [ProbeSpec]] = [:]
+        var cached: [DNSAnswerCache.Key: [IPAddress]] = [:]
+        if purpose != .full {
+            // One probe per family, rotating through the set (skipping what is
+            // sidelined in that family, and literals of the other family), reusing
+            // names resolved within their TTL.
+            for family in families {
+                let reachable = all.filter { IPAddress($0.url.host).map { $0.family == family } ?? true }
+                let usable = reachable.filter { !uplink.sidelined.contains(SidelinedProbe(name: $0.name, family: family)) }
+                let pool = usable.isEmpty ? reachable : usable
+                guard !pool.isEmpty else { continue }
+                let next = uplink.lightRotation[family, default: 0]
+                byFamily[family] = [pool[next % pool.count]]
+                uplink.lightRotation[family] = next + 1
+            }
+            cached = uplink.answers.answers(at: now.monotonicMilliseconds)
+        }
+        // Rounds on an online uplink use what was learned of it; any other round
+        // (start-up, a link that just changed, recovery, a second look at a slow one)
+        // the configured ceilings.
+        let learned = uplink.usesLearnedLimits(policy.quality)
+        let dnsCeiling = configuration.dns.timeoutMilliseconds
+        return RoundPlan(
+            interface: uplink.name, index: uplink.index, kind: uplink.kind, link: .probe(families), purpose: purpose,
+            probes: all, thresholdPercent: uplink.settings.successThresholdPercent,
+            timeoutMilliseconds: learned
+                ? uplink.exchangeTimes.timeout(floorMilliseconds: AgentCore.exchangeFloorMilliseconds,
+                                               ceilingMilliseconds: uplink.settings.timeoutMilliseconds)
+                : uplink.settings.timeoutMilliseconds,
+            dnsTimeoutMilliseconds: learned
+                ? uplink.lookupTimes.timeout(floorMilliseconds: min(AgentCore.lookupFloorMilliseconds, dnsCeiling),
+                                             ceilingMilliseconds: dnsCeiling)
+                : dnsCeiling,
+            cachedAnswers: cached, probesByFamily: byFamily)
+    }
+
+    /// A full round is owed by `uplink`; when the reason is evidence against the
+    /// primary, the backup that would take over is verified meanwhile.
+    mutating func requestFullRound(_ uplink: inout Uplink, _ reason: FullRoundReason, now: Instant) {
+        uplink.requestFullRound(reason, now: now)
+        if reason.suspectsUplink && uplink.name == selector.primary { verifySuccessor(of: uplink.name, now: now) }
+    }
+
+    /// Starts verifying the uplink that would take over from `primary` if it failed,
+    /// unless it is fresh or busy: the verification then runs beside the primary's
+    /// confirmation instead of after it.
+    private mutating func verifySuccessor(of primary: InterfaceName, now: Instant) {
+        let at = now.monotonicMilliseconds
+        let policy = self.policy
+        let rank = { (uplink: Uplink) in policy.rank(of: uplink.name, kind: uplink.kind) }
+        let successor = uplinks.values
+            .filter { $0.name != primary && $0.isOnline && $0.verification != .failed }
+            .min { (rank($0), $0.name) < (rank($1), $1.name) }
+        guard var backup = successor, backup.round.isIdle, !isFresh(backup, now: now) else { return }
+        // At most once per the backup's own interval, and never over its budget: a
+        // metered backup must not pay for every doubt of the primary (the promotion
+        // itself is still verified, whatever the budget).
+        if let last = backup.lastPreverifyMilliseconds, at - last < backup.settings.intervalMilliseconds { return }
+        if var budget = budgets[backup.name], !budget.allowsPeriodicProbe(at: at) {
+            budgets[backup.name] = budget
+            return
+        }
+        backup.lastPreverifyMilliseconds = at
+        backup.verification = .wanted
+        backup.schedule.probeNow(at: at, settings: backup.settings)
+        uplinks[backup.name] = backup
+    }
+
+    // MARK: finished rounds
+
+    /// A probe round finished. Results of a stale generation only count their bytes.
+    public mutating func roundFinished(_ report: CheckReport, generation: Int, now: Instant) -> [Action] {
+        let at = now.monotonicMilliseconds
+        // Bytes were spent whatever became of the uplink.
+        budgets[report.interface, default: ByteBudget(limitBytes: nil)].record(report.totalBytes, at: at)
+        guard var uplink = uplinks[report.interface], let round = uplink.round.inFlight, round.generation == generation else {
+            return dueRounds(now: now)
+        }
+        let rerun = uplink.roundEnded()
+        uplink.lastRoundMilliseconds = at
+        if let dns = report.dns {
+            uplink.dnsSource = dns.source
+            uplink.network.dnsServers = dns.addresses
+        }
+        learn(from: report, into: &uplink, now: now)
+        var actions: [Action] = []
+        switch round.purpose {
+        case .light:
+            lightRoundFinished(report, &uplink, now: now)
+        case .verify:
+            verifyRoundFinished(report, &uplink, now: now)
+        case .full:
+            uplink.session = CaptivePortalSession(report.captivePortal?.status, now: now)
+            actions = fullRoundFinished(report, &uplink, now: now)
+        }
+        let families = uplink.machine.families
+        uplink.quality.roundFinished(report.probes, online: uplink.isOnline, settled: uplink.isSettledOnline,
+                                     thresholds: policy.quality, onlineFamilies: { families[$0]?.verdict == .online }, at: now)
+        if let rerun { uplink.requestFullRound(rerun, now: now) }
+        // The session's end is near: a full round (the one that asks the API) by then.
+        if let recheck = uplink.session?.recheckMilliseconds, recheck < uplink.schedule.nextDueMilliseconds ?? Int.max {
+            uplink.schedule.postpone(until: recheck)
+        }
+        uplinks[report.interface] = uplink
+        return actions + reselectPrimary(now: now) + dueRounds(now: now)
+    }
+
+    /// Held when every family the last full round found online still is (an uplink
+    /// online over IPv4 with broken IPv6 keeps failing IPv6 quietly); a family that was
+    /// not online and validated needs a full round to say it is back (and to give it
+    /// its primary role again).
+    private mutating func lightRoundFinished(_ report: CheckReport, _ uplink: inout Uplink, now: Instant) {
+        let families = uplink.machine.families
+        let online = AddressFamily.allCases.filter { families[$0]?.verdict == .online }
+        let held = report.assessment.verdict == .online && online.allSatisfy { report.families[$0]?.verdict == .online }
+        let familyBack = AddressFamily.allCases.contains { family in
+            families[family].map { $0.verdict != .online } == true && report.families[family]?.verdict == .online
+        }
+        if held {
+            uplink.lastValidatedMilliseconds = now.monotonicMilliseconds
+            uplink.schedule.roundFinished(at: now.monotonicMilliseconds, suspect: false, online: true, settings: uplink.settings)
+            if familyBack { requestFullRound(&uplink, .familyBack, now: now) }
+        } else {
+            uplink.answers.clear()
+            if selector.heldDown.contains(uplink.name) { uplink.holdDownRestartMilliseconds = now.monotonicMilliseconds }
+            requestFullRound(&uplink, .lightRoundFailed, now: now)
+        }
+    }
+
+    private mutating func verifyRoundFinished(_ report: CheckReport, _ uplink: inout Uplink, now: Instant) {
+        guard report.assessment.verdict == .online else {
+            uplink.verification = .failed
+            uplink.answers.clear()
+            requestFullRound(&uplink, .verificationFailed, now: now)
+            return
+        }
+        uplink.lastValidatedMilliseconds = now.monotonicMilliseconds
+        uplink.verification = .none
+        if uplink.doubt == nil {
+            uplink.schedule.roundFinished(at: now.monotonicMilliseconds, suspect: false, online: uplink.isOnline,
+                                          settings: uplink.settings)
+        }
+    }
+
+    /// The only round that may change a verdict; a failed one that shows life first
+    /// earns another look at the ceilings (`SecondLook`), counting what validated so far.
+    private mutating func fullRoundFinished(_ report: CheckReport, _ uplink: inout Uplink, now: Instant) -> [Action] {
+        let looked = uplink.looks.map {
+            SecondLook.merged($0.merged, report, thresholdPercent: uplink.settings.successThresholdPercent)
+        } ?? report
+        let lookCount = uplink.looks?.count ?? 0
+        if report.assessment.verdict != .online && uplink.isOnline && lookCount < SecondLook.maximumLooks
+            && SecondLook.showsLife(looked) {
+            // Packets get through, not enough of them in time (a lossy, loaded or slow
+            // link, not a dead one): look again before deciding.
+            uplink.looks = LooksSoFar(merged: looked, count: lookCount + 1)
+            uplink.schedule.probeNow(at: now.monotonicMilliseconds, settings: uplink.settings)
+            return []
+        }
+        let validated = looked.assessment.verdict == .online
+        let settlesAlarm = uplink.doubt == .stallAlarm
+        uplink.doubtSettled()
+        var actions: [Action] = []
+        let previous = uplink.machine.verdict
+        if uplink.machine.roundFinished(looked.assessment, families: looked.families, settings: uplink.settings, now: now) {
+            actions = verdictChanged(&uplink, from: previous, now: now)
+        }
+        if validated {
+            uplink.lastValidatedMilliseconds = now.monotonicMilliseconds
+            uplink.verification = .none
+            // An endpoint that failed while the quorum validated is blocked or
+            // allow-listed: light rounds leave it out until it validates again.
+            uplink.sidelined = Set(looked.probes.filter { $0.judgement != .valid }
+                .map { SidelinedProbe(name: $0.name, family: $0.family) })
+        } else {
+            uplink.answers.clear()
+        }
+        if settlesAlarm { uplink.traffic.alarmSettled(validated: validated, at: now) }
+        if case .probe = uplink.link {
+            uplink.schedule.roundFinished(at: now.monotonicMilliseconds, suspect: uplink.machine.isSuspect,
+                                          online: uplink.isOnline, settings: uplink.settings)
+        }
+        return actions
+    }
+
+    /// Round-trip times, DNS answers worth keeping, from a finished round.
+    private func learn(from report: CheckReport, into uplink: inout Uplink, now: Instant) {
+        for probe in report.probes where probe.judgement == .valid {
+            uplink.exchangeTimes.add(sampleMilliseconds: probe.exchangeMilliseconds)
+            if let lookup = probe.dnsMilliseconds { uplink.lookupTimes.add(sampleMilliseconds: lookup) }
+            if let host = probe.host, let ttl = probe.dnsTTLSeconds, let bounds = configuration.dns.answerReuseMilliseconds {
+                uplink.answers.store(probe.addresses, for: DNSAnswerCache.Key(host: host, family: probe.family),
+                                     ttlSeconds: ttl, at: now.monotonicMilliseconds, bounds: bounds)
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+/// The primary's own traffic as evidence about it, at no cost in probes: a stall (packets
+/// leaving with nothing back) makes it suspect, traffic that is answered vouches for it
+/// in place of a light round or two, and a stall alarm that a full round disproved
+/// (one-way traffic) pauses further alarms, for longer each time.
+struct TrafficEvidence: Sendable {
+    /// Answered traffic postpones at most this many light rounds in a row, so a portal
+    /// that appears on a busy primary is still found.
+    static let maximumSkippedLightRounds = 2
+    /// After an alarm that a full round disproved, alarms pause for this long, doubling
+    /// up to the maximum (one-way traffic must not cost a round every second).
+    static let falseAlarmPauseMilliseconds = 10_000...300_000
+
+    var monitor = TrafficMonitor()
+    /// When a sample last saw traffic that was answered.
+    private(set) var lastAnsweredMilliseconds: Int?
+    private var lastSkipMilliseconds: Int?
+    private var skippedLightRounds = 0
+    private var alarmPauseMilliseconds = TrafficEvidence.falseAlarmPauseMilliseconds.lowerBound
+    private var alarmsPausedUntilMilliseconds = 0
+
+    /// A new primary: what the counters showed before says nothing of it now.
+    mutating func restart() {
+        monitor = TrafficMonitor()
+        lastAnsweredMilliseconds = nil
+    }
+
+    mutating func answered(at now: Instant) {
+        lastAnsweredMilliseconds = now.monotonicMilliseconds
+    }
+
+    /// Whether answered traffic since the last round (and the last skip) stands in for
+    /// a light round due now.
+    func vouchesForLightRound(lastRoundMilliseconds: Int?) -> Bool {
+        guard let answered = lastAnsweredMilliseconds else { return false }
+        return answered >= max(lastRoundMilliseconds ?? 0, lastSkipMilliseconds ?? 0)
+            && skippedLightRounds < TrafficEvidence.maximumSkippedLightRounds
+    }
+
+    mutating func skippedLightRound(at now: Instant) {
+        skippedLightRounds += 1
+        lastSkipMilliseconds = now.monotonicMilliseconds
+    }
+
+    mutating func lightRoundStarted() {
+        skippedLightRounds = 0
+    }
+
+    func alarmsPaused(at now: Instant) -> Bool {
+        now.monotonicMilliseconds < alarmsPausedUntilMilliseconds
+    }
+
+    /// A full round settled a stall alarm: a validated one proves it false (pause
+    /// alarms, longer than last time), a failed one proves it right (no pause next time).
+    mutating func alarmSettled(validated: Bool, at now: Instant) {
+        if validated {
+            alarmsPausedUntilMilliseconds = now.monotonicMilliseconds + alarmPauseMilliseconds
+            alarmPauseMilliseconds = min(alarmPauseMilliseconds * 2, TrafficEvidence.falseAlarmPauseMilliseconds.upperBound)
+        } else {
+            alarmPauseMilliseconds = TrafficEvidence.falseAlarmPauseMilliseconds.lowerBound
+        }
+    }
+}
+
+/// Why the primary's traffic raised an alarm, as the log tells it.
+public struct StallEvidence: Sendable, Equatable {
+    /// Packets that left since anything came back.
+    public var unansweredPackets: UInt64
+    /// How long nothing has come back.
+    public var silentMilliseconds: Int
+    /// The window the stall had to last.
+    public var windowMilliseconds: Int
+
+    public init(unansweredPackets: UInt64, silentMilliseconds: Int, windowMilliseconds: Int) {
+        self.unansweredPackets = unansweredPackets
+        self.silentMilliseconds = silentMilliseconds
+        self.windowMilliseconds = windowMilliseconds
+    }
+}

@@ -1,0 +1,73 @@
+/// Why an uplink owes a full round: what put it in doubt. Only a full round (the
+/// quorum of the probe set) settles a doubt, so the reason stays while full rounds run
+/// and second looks are taken, until one decides. When more evidence arrives while a
+/// doubt is open, the first reason is kept: it is the one a validated round disproves.
+public enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
+    /// The link changed in a way that can change the answer: it appeared, came back
+    /// (carrier, admin up), or gained an address or a default route.
+    case linkChanged = "link-changed"
+    /// Another event touched the link (an extra address gone, a second route changed).
+    case linkTouched = "link-touched"
+    /// The hooks told of a portal finished (the portal-login hook may have logged in).
+    case hookFinished = "hook-finished"
+    case lightRoundFailed = "light-round-failed"
+    /// A light round found online a family that the last full round had not.
+    case familyBack = "family-back"
+    case verificationFailed = "verification-failed"
+    /// Packets left the primary with nothing coming back (passive stall detection).
+    case stallAlarm = "stall-alarm"
+
+    /// Whether the reason is evidence against the uplink's health. Evidence puts it in
+    /// doubt at once, even while a round runs (that round's figures wait for the doubt
+    /// to settle), and on the primary the backup that would take over is verified
+    /// while the full round confirms. A new link or a hook's request only asks for a
+    /// fresh look.
+    var suspectsUplink: Bool {
+        switch self {
+        case .linkChanged, .hookFinished: return false
+        case .linkTouched, .lightRoundFailed, .familyBack, .verificationFailed, .stallAlarm: return true
+        }
+    }
+}
+
+/// A round the core started and waits for: only a report of this generation may decide.
+struct RoundInFlight: Sendable, Equatable {
+    var generation: Int
+    var purpose: RoundPurpose
+}
+
+/// What an uplink's probing is doing now.
+enum RoundState: Sendable, Equatable {
+    /// Between rounds: the schedule says when the next one is due.
+    case idle
+    case running(RoundInFlight)
+    /// Running, and a full round was asked for meanwhile (for this reason): it starts
+    /// as soon as this one ends.
+    case rerunPending(RoundInFlight, FullRoundReason)
+
+    var inFlight: RoundInFlight? {
+        switch self {
+        case .idle: return nil
+        case .running(let round), .rerunPending(let round, _): return round
+        }
+    }
+
+    var isIdle: Bool { self == .idle }
+}
+
+/// Where an uplink stands as a backup that may have to take over: the selector wants a
+/// recent validated round before promoting it.
+enum Verification: Sendable, Equatable {
+    case none
+    /// A verification round is wanted before anything else is probed on it: it is
+    /// about to take over, or would if the primary failed.
+    case wanted
+    /// Its verification round failed: not a candidate until a full round validates.
+    case failed
+}
+
+/// A doubt looked at more than once (see `SecondLook`): the looks so far, merged.
+struct LooksSoFar: Sendable, Equatable {
+    var merged: CheckReport
+    var count: Int
+}
