@@ -47,9 +47,21 @@ public protocol KindReading {
     func kind(of name: InterfaceName, configured: InterfaceKind?) -> InterfaceKind
 }
 
-/// Tells whether an uplink's DHCP lease says it is metered (lease files).
-public protocol LeaseReading {
+/// What the host's network files say about one uplink (DHCP lease files, resolvconf,
+/// networkd and resolved state): its DNS servers, its network's captive-portal API, and
+/// whether its lease says it is metered. `settings` names the files and sources.
+public protocol NetworkFileReading {
+    /// `configured` (its `[interface NAME] dns`) first, then the enabled sources.
+    func dnsServers(for name: InterfaceName, index: Int, configured: [IPAddress]?, settings: DNSSettings) -> DNSServers
+    /// The captive-portal API URI its network announced (RFC 8910), if any.
+    func captivePortalAPI(for name: InterfaceName, index: Int, settings: DNSSettings) -> ProbeURL?
     func leaseSaysMetered(_ name: InterfaceName, index: Int, settings: DNSSettings) -> Bool
+}
+
+/// Runs a probe's external validator on its HTTP answer. `completion` runs exactly
+/// once, on the loop, with `validatorAccepted` set when there was one to run.
+public protocol AnswerValidating: AnyObject {
+    func validate(_ result: ProbeResult, timeoutMilliseconds: Int, completion: @escaping (ProbeResult) -> Void)
 }
 
 /// The kernel's interfaces, followed live. A source calls the handler it was made

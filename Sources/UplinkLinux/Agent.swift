@@ -97,7 +97,8 @@ public final class Agent {
         var configuration = configuration
         Agent.applyOverrides(options, to: &configuration)
         self.configuration = configuration
-        rounds = RoundRunner(loop: loop, prober: adapters.prober, resolver: adapters.resolver)
+        rounds = RoundRunner(loop: loop, prober: adapters.prober, resolver: adapters.resolver, files: adapters.files,
+                             validator: adapters.validator)
         stateWriter = options.writeStateFile ? StateWriter(path: configuration.agent.stateFilePath) : nil
         notifier = options.notifySystemd ? SystemdNotifier() : nil
         core = AgentCore(configuration: configuration)
@@ -393,7 +394,7 @@ public final class Agent {
             kinds[facts.index] = (facts.name, kind)
             guard selection.isUplink(facts, kind: kind) else { continue }
             let metered = meteredLeases[facts.index]
-                ?? adapters.leases.leaseSaysMetered(facts.name, index: facts.index, settings: configuration.dns)
+                ?? adapters.files.leaseSaysMetered(facts.name, index: facts.index, settings: configuration.dns)
             meteredLeases[facts.index] = metered
             uplinks.append(ObservedUplink(facts: facts, kind: kind, leaseSaysMetered: metered))
         }

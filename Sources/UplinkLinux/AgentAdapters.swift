@@ -7,25 +7,28 @@ public struct AgentAdapters {
     public var resolver: NameResolving
     public var hooks: HookSink
     public var kinds: KindReading
-    public var leases: LeaseReading
+    public var files: NetworkFileReading
+    public var validator: AnswerValidating
     public var traffic: TrafficCounting
     /// Makes the link source when the agent starts: the loop, the netlink receive
     /// buffer size, and where each batch of changes goes.
     public var links: (EventLoop, Int, @escaping LinkHandler) throws(AdapterError) -> LinkSource
 
     public init(prober: ProbeSending, resolver: NameResolving, hooks: HookSink, kinds: KindReading,
-                leases: LeaseReading, traffic: TrafficCounting,
+                files: NetworkFileReading, validator: AnswerValidating, traffic: TrafficCounting,
                 links: @escaping (EventLoop, Int, @escaping LinkHandler) throws(AdapterError) -> LinkSource) {
         self.prober = prober
         self.resolver = resolver
         self.hooks = hooks
         self.kinds = kinds
-        self.leases = leases
+        self.files = files
+        self.validator = validator
         self.traffic = traffic
         self.links = links
     }
 
-    /// libcurl, c-ares, the hooks directory, sysfs, lease files and rtnetlink.
+    /// libcurl, c-ares, the hooks directory, sysfs, the host's network files, validator
+    /// processes and rtnetlink.
     public static func linux(loop: EventLoop, configuration: Configuration) throws(AdapterError) -> AgentAdapters {
         let prober: HTTPProber
         do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
@@ -33,7 +36,8 @@ public struct AgentAdapters {
             prober: prober, resolver: DNSResolver(loop: loop),
             hooks: HookRunner(loop: loop, directories: HookDirectories(configuration.agent),
                               timeoutMilliseconds: configuration.agent.hookTimeoutMilliseconds),
-            kinds: SysfsKindReader(), leases: MeteredLeaseReader(), traffic: SysfsTrafficCounters(),
+            kinds: SysfsKindReader(), files: HostNetworkFiles(), validator: ValidatorRunner(loop: loop),
+            traffic: SysfsTrafficCounters(),
             links: { loop, receiveBufferBytes, handler throws(AdapterError) in
                 do throws(NetlinkError) {
                     return try LinkTracker(loop: loop, receiveBufferBytes: receiveBufferBytes, handler: handler)

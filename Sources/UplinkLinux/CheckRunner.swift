@@ -19,7 +19,8 @@ public final class CheckRunner {
         let prober: HTTPProber
         do { snapshot = try NetlinkSnapshot() } catch { throw .netlink(error) }
         do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
-        let rounds = RoundRunner(loop: loop, prober: prober, resolver: DNSResolver(loop: loop))
+        let rounds = RoundRunner(loop: loop, prober: prober, resolver: DNSResolver(loop: loop), files: HostNetworkFiles(),
+                                 validator: ValidatorRunner(loop: loop))
 
         var reports: [CheckReport?] = Array(repeating: nil, count: interfaces.count)
         for (position, name) in interfaces.enumerated() {

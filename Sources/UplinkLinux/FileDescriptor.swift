@@ -28,6 +28,7 @@ public final class FileDescriptor {
 
     /// `open(2)` with O_CLOEXEC added.
     public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemError) -> FileDescriptor {
+        OpenedPaths.note(path)
         let raw = try Syscall.call("open \(path)") { Glibc.open(path, flags | O_CLOEXEC, mode) }
         return FileDescriptor(owning: raw, label: path)
     }

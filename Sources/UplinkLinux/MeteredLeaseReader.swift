@@ -5,7 +5,7 @@ import UplinkCore
 /// of a gateway keep: ISC dhclient's (also NetworkManager's dhclient-based ones) and
 /// systemd-networkd's. NetworkManager's own client and busybox udhcpc keep no option
 /// 43 on disk: set `metered = yes` for such uplinks. Reads are small and bounded.
-public struct MeteredLeaseReader: LeaseReading, Sendable {
+public struct MeteredLeaseReader: Sendable {
     /// systemd-networkd's lease files, by interface index (fixed by networkd).
     public var networkdLeaseDirectory = "/run/systemd/netif/leases"
 

@@ -11,11 +11,16 @@ public final class RoundRunner {
     private let loop: EventLoop
     private let prober: ProbeSending
     private let resolver: NameResolving
+    private let files: NetworkFileReading
+    private let validator: AnswerValidating
 
-    public init(loop: EventLoop, prober: ProbeSending, resolver: NameResolving) {
+    public init(loop: EventLoop, prober: ProbeSending, resolver: NameResolving, files: NetworkFileReading,
+                validator: AnswerValidating) {
         self.loop = loop
         self.prober = prober
         self.resolver = resolver
+        self.files = files
+        self.validator = validator
     }
 
     /// Runs the round `plan` describes (its probes, time limits and reusable DNS
@@ -28,8 +33,9 @@ public final class RoundRunner {
         var servers: DNSServers?
         if case .probe = plan.link {
             // Looked up again every round: a DHCP renewal may have changed them.
-            servers = DNSServerFinder(settings: configuration.dns)
-                .servers(for: plan.interface, index: plan.index, configured: configuration.interfaces[plan.interface]?.dnsServers)
+            servers = files.dnsServers(for: plan.interface, index: plan.index,
+                                       configured: configuration.interfaces[plan.interface]?.dnsServers,
+                                       settings: configuration.dns)
         }
         var requests = CheckPlanner.requests(for: plan.interface, link: plan.link, probes: plan.probes(for:))
         for index in requests.indices {
@@ -46,7 +52,7 @@ public final class RoundRunner {
         var api: (uri: ProbeURL, family: AddressFamily)?
         if plan.purpose == .full, configuration.useCaptivePortalAPI, case .probe(let families) = plan.link,
            let family = families.first,
-           let uri = CaptivePortalFinder(settings: configuration.dns).uri(for: plan.interface, index: plan.index) {
+           let uri = files.captivePortalAPI(for: plan.interface, index: plan.index, settings: configuration.dns) {
             api = (uri, family)
         }
         var probes: [ProbeResult] = [], knownAnswers: [AddressFamily: KnownAnswerResult] = [:]
@@ -269,7 +275,7 @@ public final class RoundRunner {
 
     private func send(_ request: ProbeRequest, slot: Int, round: Round, context: RoundContext,
                       extraBytes: Int = 0, lookup: (milliseconds: Int, ttlSeconds: Int)? = nil) {
-        prober.send(request, settings: context.settings) { [loop] result in
+        prober.send(request, settings: context.settings) { [validator] result in
             var result = result
             result.bytes += extraBytes
             if let lookup {
@@ -277,7 +283,7 @@ public final class RoundRunner {
                 result.dnsMilliseconds = lookup.milliseconds
                 result.dnsTTLSeconds = lookup.ttlSeconds
             }
-            ValidatorRunner.validate(result, loop: loop, timeoutMilliseconds: context.validatorTimeoutMilliseconds) { validated in
+            validator.validate(result, timeoutMilliseconds: context.validatorTimeoutMilliseconds) { validated in
                 round.fill(slot, with: .probe(validated))
             }
         }

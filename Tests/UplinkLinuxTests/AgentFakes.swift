@@ -92,10 +92,33 @@ final class CountingKinds: KindReading {
     }
 }
 
-/// Lease files as the test says: which uplinks are metered by their lease.
-final class FakeLeases: LeaseReading {
+/// The host's network files as the test says: which uplinks are metered by their
+/// lease; no DNS servers (the probes are IP literals) and no captive-portal API.
+final class FakeNetworkFiles: NetworkFileReading {
     var metered: Set<InterfaceName> = []
+    private(set) var serverLookups = 0
+    func dnsServers(for name: InterfaceName, index: Int, configured: [IPAddress]?, settings: DNSSettings) -> DNSServers {
+        serverLookups += 1
+        return .none
+    }
+    func captivePortalAPI(for name: InterfaceName, index: Int, settings: DNSSettings) -> ProbeURL? { nil }
     func leaseSaysMetered(_ name: InterfaceName, index: Int, settings: DNSSettings) -> Bool { metered.contains(name) }
+}
+
+/// Validators as the test says: every answer of a probe with a validator is accepted,
+/// and counted.
+final class FakeValidator: AnswerValidating {
+    private(set) var validated = 0
+    func validate(_ result: ProbeResult, timeoutMilliseconds: Int, completion: @escaping (ProbeResult) -> Void) {
+        guard result.request.probe.expectation.validator != nil, case .response(var response) = result.outcome else {
+            return completion(result)
+        }
+        validated += 1
+        response.validatorAccepted = true
+        var accepted = result
+        accepted.outcome = .response(response)
+        completion(accepted)
+    }
 }
 
 /// Packet counters the test moves by hand.
@@ -165,7 +188,8 @@ final class AgentHarness {
     let resolver = UnusedResolver()
     let hooks = RecordingHooks()
     let kinds = CountingKinds()
-    let leases = FakeLeases()
+    let files = FakeNetworkFiles()
+    let validator = FakeValidator()
     let traffic = FakeTraffic()
     let links: FakeLinks
     let agent: Agent
@@ -177,8 +201,8 @@ final class AgentHarness {
         prober = FakeProber(loop: loop)
         let links = FakeLinks(facts)
         self.links = links
-        let adapters = AgentAdapters(prober: prober, resolver: resolver, hooks: hooks, kinds: kinds, leases: leases,
-                                     traffic: traffic) { _, _, handler in
+        let adapters = AgentAdapters(prober: prober, resolver: resolver, hooks: hooks, kinds: kinds, files: files,
+                                     validator: validator, traffic: traffic) { _, _, handler in
             links.handler = handler
             return links
         }

@@ -185,7 +185,7 @@ struct AgentRuntimeTests {
 
     @Test func aLeaseThatSaysMeteredMakesTheUplinkMetered() throws {
         let harness = try AgentHarness([usableLink("wlan0", index: 4), usableLink("wlan1", index: 5)])
-        harness.leases.metered = ["wlan1"]
+        harness.files.metered = ["wlan1"]
         try harness.agent.start()
         try harness.advance(10)
         #expect(harness.state?.uplinks.first { $0.interface == "wlan0" }?.metered == false)
@@ -215,5 +215,41 @@ struct AgentRuntimeTests {
         try harness.advance(10)
         #expect(harness.state?.uplinks.contains { $0.interface == "eth0" } == false)
         #expect(harness.hooks.events.contains { $0.interface == "eth0" && $0.reason == .notAnUplink })
+    }
+
+    @Test func theAgentReadsNoFileOfTheHostBehindItsSeams() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let configuration = AgentHarness.configuration {
+            $0.customProbes[0].expectation.validator = ValidatorCommand(path: "/usr/local/bin/check-answer", arguments: [])
+            $0.export.prometheusTextfilePath = "\(directory.path)/uplinkd.prom"
+        }
+        let harness = try AgentHarness([usableLink("eth0", index: 2), usableLink("wlan0", index: 3)],
+                                       configuration: configuration,
+                                       options: AgentHarness.options(stateFile: "\(directory.path)/state"))
+        harness.prober.outcomes["eth0"] = validated
+        harness.prober.outcomes["wlan0"] = validated
+        let (_, paths) = try OpenedPaths.recording {
+            try harness.agent.start()
+            try harness.advance(10)
+            // A link change, rounds on schedule, a reload and the stop: every path the
+            // agent takes that could reach for lease, resolver, sysfs or validator files.
+            harness.links.set([usableLink("eth0", index: 2, carrier: false), usableLink("wlan0", index: 3)])
+            try harness.advance(10)
+            harness.links.set([usableLink("eth0", index: 2), usableLink("wlan0", index: 3)])
+            try harness.advance(130_000)
+            harness.agent.apply(configuration)
+            try harness.advance(10)
+            harness.agent.stop(reason: "test")
+            try harness.advance(10)
+        }
+        #expect(harness.loop.isStopping)
+        #expect(harness.files.serverLookups > 0)
+        #expect(harness.validator.validated > 0)
+        // The recorder saw the agent's own writes (the state file, the textfile)...
+        #expect(!paths.isEmpty)
+        // ...and nothing else.
+        let outside = Set(paths.filter { $0 != directory.path && !$0.hasPrefix("\(directory.path)/") })
+        #expect(outside.isEmpty, "opened outside the test's directory: \(outside.sorted())")
     }
 }

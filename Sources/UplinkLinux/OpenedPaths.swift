@@ -1,0 +1,32 @@
+import Glibc
+import Synchronization
+
+/// The paths a thread opens (through `FileDescriptor.open`, the one way this code
+/// opens files) while it records them: the agent's runtime tests run the agent on
+/// their thread and prove that, behind its adapters' seams, it reads no file of the
+/// host. Costs one atomic load per open when nobody records.
+public enum OpenedPaths {
+    private static let recorders = Atomic<Int>(0)
+    private static let recorded = Mutex<[UInt: [String]]>([:])
+
+    /// Runs `body` and returns, with its result, the paths this thread opened meanwhile.
+    public static func recording<T>(_ body: () throws -> T) rethrows -> (result: T, paths: [String]) {
+        let thread = UInt(pthread_self())
+        recorded.withLock { $0[thread] = [] }
+        recorders.add(1, ordering: .sequentiallyConsistent)
+        defer {
+            recorders.subtract(1, ordering: .sequentiallyConsistent)
+            recorded.withLock { _ = $0.removeValue(forKey: thread) }
+        }
+        let result = try body()
+        return (result, recorded.withLock { $0[thread] ?? [] })
+    }
+
+    static func note(_ path: String) {
+        guard recorders.load(ordering: .relaxed) > 0 else { return }
+        let thread = UInt(pthread_self())
+        recorded.withLock { paths in
+            if paths[thread] != nil { paths[thread]!.append(path) }
+        }
+    }
+}
