@@ -55,9 +55,17 @@ public struct ConfigurationParser {
         try parse([Source(fileName: fileName, text: text)])
     }
 
-    /// Where a key was last set: "[section] key" -> file and line. Checks of the
-    /// merged configuration name the file that decided, a drop-in's included.
-    private typealias Origins = [String: (file: String, line: Int, value: String)]
+    /// A key in its section (the section as written: `interface eth0`, `agent`).
+    private struct Place: Hashable, Comparable {
+        var section: String
+        var key: String
+
+        static func < (a: Place, b: Place) -> Bool { (a.section, a.key) < (b.section, b.key) }
+    }
+
+    /// Where a key was last set, and to what. Checks of the merged configuration name
+    /// the file that decided, a drop-in's included.
+    private typealias Origins = [Place: (file: String, line: Int, value: String)]
 
     /// The main file and its drop-ins, in the order they apply.
     public func parse(_ sources: [Source]) throws(ConfigurationError) -> Configuration {
@@ -69,7 +77,7 @@ public struct ConfigurationParser {
         /// An error about a key, located where the last file set it (or, never set,
         /// the main file).
         func error(_ key: String, in sections: [String], _ message: String) -> ConfigurationError {
-            let origin = sections.compactMap { origins["[\($0)] \(key)"] }.first
+            let origin = sections.compactMap { origins[Place(section: $0, key: key)] }.first
             return ConfigurationError(file: origin?.file ?? fileName, line: origin?.line, key: key, message: message)
         }
 
@@ -80,7 +88,7 @@ public struct ConfigurationParser {
         // `probes =` lines, checked now that every [probe] section is known; a later
         // file's line replaced an earlier one of the same section.
         let known = configuration.probes.map(\.name)
-        for (place, origin) in origins.sorted(by: { $0.key < $1.key }) where place.hasSuffix("] probes") {
+        for (place, origin) in origins.sorted(by: { $0.key < $1.key }) where place.key == "probes" {
             if let unknown = ValueParser.list(origin.value).first(where: { !known.contains($0) }) {
                 throw ConfigurationError(file: origin.file, line: origin.line, key: "probes",
                                          message: "no probe named '\(unknown.printableEscaped)'; the probe set has: \(known.joined(separator: " "))")
@@ -88,7 +96,8 @@ public struct ConfigurationParser {
         }
         let damping = configuration.agent.damping
         if damping.reuseLimit >= damping.suppressLimit {
-            let key = origins["[agent] flap-reuse"] != nil || origins["[agent] flap-suppress"] == nil ? "flap-reuse" : "flap-suppress"
+            let key = origins[Place(section: "agent", key: "flap-reuse")] != nil
+                || origins[Place(section: "agent", key: "flap-suppress")] == nil ? "flap-reuse" : "flap-suppress"
             throw error(key, in: ["agent"],
                         "flap-reuse (\(damping.reuseLimit)) must be below flap-suppress (\(damping.suppressLimit)), or a suppressed uplink would never be released")
         }
@@ -190,7 +199,7 @@ public struct ConfigurationParser {
                     try ConfigurationKeys.kind.named("kind \(kind.rawValue)")
                         .apply(key, value, to: &configuration.kinds[kind, default: ProbingOverrides()])
                 }
-                origins["[\(sectionKey)] \(key)"] = (file, lineNumber, value)
+                origins[Place(section: sectionKey, key: key)] = (file, lineNumber, value)
             } catch {
                 throw self.error(file, lineNumber, key, error.message)
             }

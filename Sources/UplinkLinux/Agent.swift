@@ -60,7 +60,12 @@ public final class Agent {
     private var wakeTimer: EventLoop.TimerID?
     /// The next sample of the primary's packet counters, and whose.
     private var sampleTimer: (id: EventLoop.TimerID, interface: InterfaceName)?
-    private var stopping = false
+    /// Where the agent is in its life: it takes in links, rounds and hook results
+    /// until a stop begins; stopping, it lets the running hook finish and runs the stop
+    /// event; stopped, the final state is written and the loop ends.
+    private enum Life { case running, stopping, stopped }
+    private var life = Life.running
+    private var isRunning: Bool { life == .running }
     /// systemd's notification socket, when it gave one.
     private let notifier: SystemdNotifier?
     /// READY=1 was sent (every uplink had a verdict, or `ready-timeout` passed).
@@ -108,14 +113,14 @@ public final class Agent {
         adapters.hooks.onEventFinished = { [unowned self] event in
             // The hooks caught up by one event: the pending gauge changed (the state is
             // built only when a textfile wants it: this runs after every hook event).
-            if !stopping && configuration.export.prometheusTextfilePath != nil {
+            if isRunning && configuration.export.prometheusTextfilePath != nil {
                 exportMetrics(core.state(now: now(), pid: Int(getpid())), events: [])
             }
             // Not from inside the runner's call (which may come from within a netlink
             // batch being handled): on the loop's next turn.
             let kind = event.kind
             loop.schedule(afterMilliseconds: 0) { [weak self] in self?.hookEventFinished(kind) }
-            guard !stopping, event.kind == .verdict, event.verdict == .captive, let interface = event.interface else { return }
+            guard isRunning, event.kind == .verdict, event.verdict == .captive, let interface = event.interface else { return }
             Log.info("\(interface): hooks done for the portal; probing again")
             perform(core.probeNow(interface, now: now()))
         }
@@ -179,7 +184,7 @@ public final class Agent {
     }
 
     private func armRouteGuard() {
-        guard options.managesRouting, !routeGuard.armed, !stopping else { return }
+        guard options.managesRouting, !routeGuard.armed, isRunning else { return }
         routeGuard.arm()
         routingMayHaveChanged()
     }
@@ -197,7 +202,7 @@ public final class Agent {
     /// other event (or while later hooks ran) is someone else's, and is repaired once
     /// the hooks are idle.
     private func hookEventFinished(_ kind: HookEvent.Kind) {
-        guard options.managesRouting, !stopping, let links else { return }
+        guard options.managesRouting, isRunning, let links else { return }
         links.catchUp()
         if kind == .primary || kind == .repair {
             routeGuard.hooksCaughtUp(routingPicture())
@@ -209,12 +214,12 @@ public final class Agent {
     /// Rules, routes or the primaries' routes may differ from what the hooks left.
     private func routingMayHaveChanged() {
         // Cheap checks first: the picture takes a rule dump.
-        guard options.managesRouting, !stopping, repairTimer == nil, routeGuard.armed, adapters.hooks.pendingEvents == 0,
+        guard options.managesRouting, isRunning, repairTimer == nil, routeGuard.armed, adapters.hooks.pendingEvents == 0,
               let delay = routeGuard.examine(routingPicture(), hooksIdle: true) else { return }
         repairTimer = loop.schedule(afterMilliseconds: delay) { [weak self] in
             guard let self else { return }
             self.repairTimer = nil
-            guard !self.stopping else { return }
+            guard self.isRunning else { return }
             let picture = self.routingPicture()
             guard self.routeGuard.examine(picture, hooksIdle: self.adapters.hooks.pendingEvents == 0) != nil else { return }
             let change = self.routeGuard.applied.map { picture.changes(since: $0) } ?? "left by an earlier run: \(picture.entryList)"
@@ -234,7 +239,7 @@ public final class Agent {
     private func startServiceNotifications() {
         guard let notifier, notifier.isActive else { return }
         loop.schedule(afterMilliseconds: configuration.agent.readyTimeoutMilliseconds) { [weak self] in
-            guard let self, !self.announcedReady, !self.stopping else { return }
+            guard let self, !self.announcedReady, self.isRunning else { return }
             let state = self.core.state(now: self.now(), pid: Int(getpid()))
             Log.notice("ready after ready-timeout; still without a verdict: "
                        + state.uplinks.filter { $0.verdict == .unknown }.map(\.interface.value).joined(separator: " "))
@@ -255,7 +260,7 @@ public final class Agent {
 
     /// READY=1 once every uplink has a verdict; STATUS= on every change after that.
     private func serviceStateChanged(_ state: AgentState) {
-        guard let notifier, notifier.isActive, !stopping else { return }
+        guard let notifier, notifier.isActive, isRunning else { return }
         if announcedReady {
             notifier.status(state.summaryLine)
         } else if state.isSettled {
@@ -286,8 +291,8 @@ public final class Agent {
     /// Stops as on TERM: lets a running hook finish, writes the final state, ends the
     /// loop. Call on the loop.
     public func stop(reason: String) {
-        guard !stopping else { return }
-        stopping = true
+        guard life == .running else { return }
+        life = .stopping
         notifier?.stopping()
         Log.notice("stopping (\(reason)); letting a running hook finish")
         if let wakeTimer { loop.cancel(wakeTimer) }
@@ -310,6 +315,7 @@ public final class Agent {
             let final = core.state(now: now(), pid: Int(getpid()), stopped: true)
             stateWriter?.publish(final)
             exportMetrics(final, events: [])
+            life = .stopped
             loop.stop()
         }
     }
@@ -317,7 +323,7 @@ public final class Agent {
     /// Reads the configuration file again (HUP); an invalid one is refused and the
     /// running one kept. Call on the loop.
     public func reload() {
-        guard !stopping else { return }
+        guard isRunning else { return }
         guard let loader else {
             Log.error("reload refused: this agent was given its configuration, not a file")
             return
@@ -366,7 +372,7 @@ public final class Agent {
     // MARK: inputs
 
     private func linksChanged(_ allLinks: [Int: LinkFacts], events allEvents: [LinkEvent]) {
-        guard !stopping else { return }
+        guard isRunning else { return }
         // The route-failover hook's routes are uplinkd's own, not the uplinks'.
         let own = configuration.agent.routing
         let links = allLinks.mapValues { $0.withoutRoutes(ownedBy: own) }
@@ -406,14 +412,14 @@ public final class Agent {
     /// its script first): read it again a little later, when it is surely there.
     private func rereadLeaseSoon(_ index: Int) {
         loop.schedule(afterMilliseconds: 3_000) { [weak self] in
-            guard let self, !self.stopping, let links = self.links else { return }
+            guard let self, self.isRunning, let links = self.links else { return }
             self.meteredLeases[index] = nil
             self.linksChanged(links.links, events: [])
         }
     }
 
     private func roundFinished(_ report: CheckReport, generation: Int) {
-        guard !stopping else { return }
+        guard isRunning else { return }
         Log.debug("round on \(report.interface): \(report.humanLine) (\(report.purpose.rawValue) round)")
         perform(core.roundFinished(report, generation: generation, now: now()))
     }
@@ -458,7 +464,7 @@ public final class Agent {
     /// Keeps one timer sampling the primary's packet counters while the core wants
     /// them (stall detection), at the pace it asks for.
     private func scheduleSample() {
-        guard !stopping, let target = core.trafficSampling() else {
+        guard isRunning, let target = core.trafficSampling() else {
             if let sampleTimer { loop.cancel(sampleTimer.id) }
             sampleTimer = nil
             return
@@ -486,7 +492,7 @@ public final class Agent {
     private func scheduleWake() {
         if let wakeTimer { loop.cancel(wakeTimer) }
         wakeTimer = nil
-        guard !stopping, let wake = core.nextWakeMilliseconds() else { return }
+        guard isRunning, let wake = core.nextWakeMilliseconds() else { return }
         wakeTimer = loop.schedule(afterMilliseconds: max(0, wake - loop.nowMilliseconds)) { [weak self] in
             guard let self else { return }
             self.wakeTimer = nil

@@ -18,7 +18,7 @@ final class Transfer {
     var headers: UnsafeMutablePointer<curl_slist>?
     /// The CURLOPT_RESOLVE list; libcurl reads it when the transfer starts.
     var resolve: UnsafeMutablePointer<curl_slist>?
-    var pinCacheKey: String?
+    var pinCacheKey: PinCacheKey?
     /// The prober that runs it (weak: the prober owns its transfers).
     weak var owner: HTTPProber?
     var body: [UInt8] = []
@@ -173,4 +173,12 @@ final class Transfer {
         }
         return bytes
     }
+}
+
+/// One private DNS cache of pinned answers per interface and family.
+struct PinCacheKey: Hashable, CustomStringConvertible {
+    var interface: InterfaceName
+    var family: AddressFamily
+
+    var description: String { "\(interface) \(family.rawValue)" }
 }

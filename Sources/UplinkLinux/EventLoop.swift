@@ -35,17 +35,12 @@ public final class EventLoop {
     /// Work handed in from other threads (the embedding API): the only state here that
     /// another thread touches, so the only lock. It guards this Swift array, never C state.
     private var inbox: [() -> Void] = []
-    private var inboxLock = pthread_mutex_t()
+    private let inboxLock = Lock()
     private var wake: FileDescriptor?
 
     public init(time: TimeSource = SystemTimeSource()) throws(SystemError) {
         self.time = time
         epoll = FileDescriptor(owning: try Syscall.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) })
-        pthread_mutex_init(&inboxLock, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(&inboxLock)
     }
 
     /// Monotonic milliseconds now, as this loop's time source says.
@@ -67,18 +62,16 @@ public final class EventLoop {
     /// Runs `work` on the loop's thread soon. Safe from any thread once
     /// `enableCrossThreadPosting` was called.
     public func post(_ work: @escaping () -> Void) {
-        pthread_mutex_lock(&inboxLock)
-        inbox.append(work)
-        pthread_mutex_unlock(&inboxLock)
+        inboxLock.withLock { inbox.append(work) }
         var one: UInt64 = 1
         if let wake { _ = write(wake.rawValue, &one, 8) }
     }
 
     private func runPosted() {
-        pthread_mutex_lock(&inboxLock)
-        let work = inbox
-        inbox.removeAll()
-        pthread_mutex_unlock(&inboxLock)
+        let work = inboxLock.withLock {
+            defer { inbox.removeAll() }
+            return inbox
+        }
         for item in work { item() }
     }
 

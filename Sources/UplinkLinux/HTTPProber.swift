@@ -27,7 +27,7 @@ public final class HTTPProber: ProbeSending {
     /// DNS caches for pinned answers, one per interface and family, with the number of
     /// transfers using each: libcurl's own cache is per multi handle, and an answer
     /// pinned for one uplink must never serve another.
-    private var pinCaches: [String: (share: UnsafeMutableRawPointer, users: Int)] = [:]
+    private var pinCaches: [PinCacheKey: (share: UnsafeMutableRawPointer, users: Int)] = [:]
     /// Which transfer opened each open probe socket, so its bytes are counted when
     /// libcurl closes it (through the prober, which outlives every socket).
     private var socketOwners: [Int32: Transfer] = [:]
@@ -107,7 +107,7 @@ public final class HTTPProber: ProbeSending {
     private func pin(_ transfer: Transfer) throws(CurlError) {
         let request = transfer.request
         guard !request.addresses.isEmpty else { return }
-        let key = "\(request.interface.value) \(request.family.rawValue)"
+        let key = PinCacheKey(interface: request.interface, family: request.family)
         if pinCaches[key] == nil {
             guard let share = uplinkd_share_new_dns() else {
                 throw CurlError(easy: CURLE_OUT_OF_MEMORY, "creating the DNS cache for \(key)")

@@ -157,7 +157,7 @@ public final class RoundRunner {
             return
         }
         let started = loop.nowMilliseconds
-        var lookups: [String: [(slot: Int, request: ProbeRequest)]] = [:]
+        var lookups: [DNSAnswerCache.Key: [(slot: Int, request: ProbeRequest)]] = [:]
         for (slot, request) in requests.enumerated() {
             // IP literals, and names whose answer this round may reuse, go out at once.
             guard let host = request.hostNeedingResolution, request.addresses.isEmpty else {
@@ -165,7 +165,7 @@ public final class RoundRunner {
                 continue
             }
             // Several probes on one host share a lookup.
-            let key = "\(request.family.rawValue) \(host)"
+            let key = DNSAnswerCache.Key(host: host, family: request.family)
             if lookups[key] == nil {
                 lookups[key] = []
                 // `self` is held until the answer: the round must complete even if

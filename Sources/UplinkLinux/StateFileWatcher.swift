@@ -46,8 +46,13 @@ public final class StateFileWatcher {
                 return false
             }
             var poller = pollfd(fd: inotify.rawValue, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(clamping: left))
-            if ready < 0 && errno != EINTR { sleep(milliseconds: left); return false }
+            // Retried after a signal with what is left of the wait.
+            guard let ready = try? Syscall.call("poll", {
+                poll(&poller, 1, Int32(clamping: max(0, deadline - time.monotonicMilliseconds)))
+            }) else {
+                sleep(milliseconds: left)
+                return false
+            }
             if ready > 0 && drainNamesFile() { return true }
         }
     }
@@ -99,6 +104,10 @@ public final class StateFileWatcher {
     private func sleep(milliseconds: Int) {
         var request = timespec(tv_sec: milliseconds / 1_000, tv_nsec: (milliseconds % 1_000) * 1_000_000)
         var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+        // Retried after a signal with the time that remained.
+        _ = try? Syscall.call("nanosleep") {
+            defer { request = remaining }
+            return nanosleep(&request, &remaining)
+        }
     }
 }

@@ -28,7 +28,7 @@ public final class UplinkMonitor: @unchecked Sendable {
     private let configuration: Configuration
     private let loader: ConfigurationLoader?
     private let options: Agent.Options
-    private var lock = pthread_mutex_t()
+    private let lock = Lock()
     private var latest: AgentState?
     private var agent: Agent?
     private var thread: pthread_t?
@@ -46,21 +46,17 @@ public final class UplinkMonitor: @unchecked Sendable {
         options.writeStateFile = writeStateFile
         options.runHooks = runHooks
         self.options = options
-        pthread_mutex_init(&lock, nil)
     }
 
     deinit {
         stop()
-        pthread_mutex_destroy(&lock)
     }
 
     /// Starts the agent's thread. Errors setting up netlink or curl are thrown here.
     public func start() throws {
         let agent = try Agent(configuration: configuration, options: options, loader: loader)
         agent.observe { [weak self] state, events in self?.publish(state, events) }
-        pthread_mutex_lock(&lock)
-        self.agent = agent
-        pthread_mutex_unlock(&lock)
+        lock.withLock { self.agent = agent }
         let box = Unmanaged.passRetained(ThreadBody {
             do { try agent.run() } catch { Log.error("monitor: \(error)") }
         })
@@ -83,11 +79,11 @@ public final class UplinkMonitor: @unchecked Sendable {
         agent.requestStop()
         pthread_join(thread, nil)
         self.thread = nil
-        pthread_mutex_lock(&lock)
-        self.agent = nil
-        let ending = continuations.values
-        continuations.removeAll()
-        pthread_mutex_unlock(&lock)
+        let ending = lock.withLock {
+            self.agent = nil
+            defer { continuations.removeAll() }
+            return Array(continuations.values)
+        }
         for continuation in ending { continuation.finish() }
     }
 
@@ -106,16 +102,12 @@ public final class UplinkMonitor: @unchecked Sendable {
     }
 
     private func runningAgent() -> Agent? {
-        pthread_mutex_lock(&lock)
-        defer { pthread_mutex_unlock(&lock) }
-        return agent
+        lock.withLock { agent }
     }
 
     /// The latest state (nil before the agent looked at the links).
     public var current: AgentState? {
-        pthread_mutex_lock(&lock)
-        defer { pthread_mutex_unlock(&lock) }
-        return latest
+        lock.withLock { latest }
     }
 
     /// Verdict of the best uplink of a kind (e.g. "is there working Wi-Fi?").
@@ -133,16 +125,14 @@ public final class UplinkMonitor: @unchecked Sendable {
     /// Every change from now on, until `stop()`.
     public var changes: AsyncStream<UplinkChange> {
         AsyncStream { continuation in
-            pthread_mutex_lock(&lock)
-            let key = nextContinuation
-            nextContinuation += 1
-            continuations[key] = continuation
-            pthread_mutex_unlock(&lock)
+            let key = lock.withLock {
+                defer { nextContinuation += 1 }
+                continuations[nextContinuation] = continuation
+                return nextContinuation
+            }
             continuation.onTermination = { [weak self] _ in
                 guard let self else { return }
-                pthread_mutex_lock(&self.lock)
-                self.continuations.removeValue(forKey: key)
-                pthread_mutex_unlock(&self.lock)
+                _ = self.lock.withLock { self.continuations.removeValue(forKey: key) }
             }
         }
     }
@@ -173,10 +163,10 @@ public final class UplinkMonitor: @unchecked Sendable {
     }
 
     private func publish(_ state: AgentState, _ events: [HookEvent]) {
-        pthread_mutex_lock(&lock)
-        latest = state
-        let targets = Array(continuations.values)
-        pthread_mutex_unlock(&lock)
+        let targets = lock.withLock {
+            latest = state
+            return Array(continuations.values)
+        }
         let change = UplinkChange(state: state, events: events)
         for continuation in targets { continuation.yield(change) }
     }
