@@ -29,17 +29,9 @@ public enum DNSFileParsers {
         return result
     }
 
-    /// ISC dhclient lease files: the last `lease {}` (DHCPv4, `option
-    /// domain-name-servers a, b;`) and the last `lease6 {}` (DHCPv6, `option
-    /// dhcp6.name-servers a,b;`) for the interface; dhclient appends, so last is newest.
-    public static func dhclientLeases(_ text: String, interface: String) -> [IPAddress] {
-        let found = dhclientLeaseServers(text, interface: interface)
-        var result = found.dhcp4
-        for address in found.dhcp6 { append(address, to: &result) }
-        return result
-    }
-
-    /// The servers of the last DHCPv4 and the last DHCPv6 lease of the interface.
+    /// ISC dhclient lease files: the servers of the last `lease {}` (DHCPv4, `option
+    /// domain-name-servers a, b;`) and of the last `lease6 {}` (DHCPv6, `option
+    /// dhcp6.name-servers a,b;`) of the interface; dhclient appends, so last is newest.
     public static func dhclientLeaseServers(_ text: String, interface: String) -> (dhcp4: [IPAddress], dhcp6: [IPAddress]) {
         let leases = DhclientLeaseFile.lastLeases(text, interface: interface)
         return (leaseServers(leases.dhcp4), leaseServers(leases.dhcp6))

@@ -3,7 +3,7 @@ import UplinkCore
 import UplinkPattern
 import UplinkTestSupport
 
-/// `expect-regex` (issue 17): PCRE2 syntax, patterns refused at a size or depth that
+/// `expect-regex`: PCRE2 syntax, patterns refused at a size or depth that
 /// cannot be needed, and searches bounded in work and memory whatever the body is.
 @Suite("Body patterns")
 struct BodyPatternTests {
@@ -70,7 +70,7 @@ struct BodyPatternTests {
         #expect(throws: ValueError.self) { try BodyPattern(#"\C"#) }
     }
 
-    /// The patterns of issue 17 that froze the loop for tens of seconds with Swift
+    /// The patterns that froze the loop for tens of seconds with Swift
     /// Regex: each now stops at its bound and says so. (No time is asserted; the
     /// benchmark Tests/bench/bench_regex.py measures it.)
     @Test(arguments: [

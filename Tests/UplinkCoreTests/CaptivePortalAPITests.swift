@@ -3,7 +3,7 @@ import UplinkCore
 import UplinkTestSupport
 
 /// The captive-portal API (RFC 8908) and its URI from DHCP (RFC 8910): reading,
-/// the verdict it gives, and the session kept between rounds (issue 15).
+/// the verdict it gives, and the session kept between rounds.
 @Suite("Captive-portal API")
 struct CaptivePortalAPITests {
     func status(_ text: String) throws -> CaptivePortalStatus {

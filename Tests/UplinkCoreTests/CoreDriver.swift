@@ -2,9 +2,12 @@ import Testing
 import UplinkCore
 import UplinkTestSupport
 
-/// Drives an `AgentCore` the way the agent does, answering each round it starts from a
-/// script: per uplink, whether its probes validate, how long they take, what DNS
-/// answered. Keeps every plan it saw, so tests can ask what was sent.
+/// The core tests' one harness: drives an `AgentCore` the way the agent does. Either
+/// it answers each round it starts from a script (per uplink, whether its probes
+/// validate, how long they take, what DNS answered; `answerAll`, `advance`), or a test
+/// steps it by hand, answering one round at a time with a verdict of its choosing
+/// (`finish`, `tick`). Keeps every plan and hook event it saw, so tests can ask what
+/// was sent and told.
 struct CoreDriver {
     var core: AgentCore
     var now = 0
@@ -65,8 +68,51 @@ struct CoreDriver {
         }
     }
 
-    mutating func links(_ uplinks: [ObservedUplink], events: [LinkEvent] = []) {
-        take(core.linksChanged(uplinks: uplinks, events: events, now: instant))
+    /// The uplinks as they are now (at `time`, else the driver's `now`); returns the
+    /// step's actions.
+    @discardableResult
+    mutating func links(_ uplinks: [ObservedUplink], events: [LinkEvent] = [], at time: Int? = nil) -> [AgentCore.Action] {
+        if let time { now = time }
+        let actions = core.linksChanged(uplinks: uplinks, events: events, now: instant)
+        take(actions)
+        return actions
+    }
+
+    /// The rounds in flight, oldest first.
+    var inFlightRounds: [(interface: InterfaceName, purpose: RoundPurpose, generation: Int)] {
+        inFlight.map { ($0.plan.interface, $0.plan.purpose, $0.generation) }
+    }
+
+    /// Answers the oldest round in flight on `name` at `time` with one probe judged as
+    /// `assessment` says, costing `bytes`; returns the step's actions. A round of an
+    /// uplink that vanished since is still answered with its own generation.
+    @discardableResult
+    mutating func finish(_ name: InterfaceName, _ assessment: Assessment, bytes: Int = 500, at time: Int) -> [AgentCore.Action] {
+        guard let index = inFlight.firstIndex(where: { $0.plan.interface == name }) else {
+            Issue.record("no round in flight on \(name)")
+            return []
+        }
+        let (plan, generation) = inFlight.remove(at: index)
+        now = time
+        var report = CheckReport(interface: name, kind: plan.kind, assessment: assessment, families: [.ipv4: assessment],
+                                 probes: [ProbeReport(name: "a", url: "http://x/", family: .ipv4,
+                                                      judgement: assessment.verdict == .online ? .valid : .broken(reason: .timeout),
+                                                      status: 204, elapsedMilliseconds: 1, bytes: bytes)],
+                                 elapsedMilliseconds: 1)
+        report.purpose = plan.purpose
+        let actions = core.roundFinished(report, generation: generation, now: instant)
+        take(actions)
+        return actions
+    }
+
+    /// The core's wake-up at `time`, without answering what it starts; returns the
+    /// step's actions.
+    @discardableResult
+    mutating func tick(at time: Int) -> [AgentCore.Action] {
+        now = time
+        let actions = core.tick(now: instant)
+        take(actions)
+        return actions
     }
 
     /// Answers every round in flight (in order), as many times as new ones start
@@ -133,6 +179,19 @@ struct CoreDriver {
     }
 
     var primaryChanges: [InterfaceName?] { hooks.filter { $0.kind == .primary }.map(\.primary) }
+}
+
+extension [AgentCore.Action] {
+    /// The rounds these actions start, by interface.
+    var rounds: [InterfaceName: RoundPurpose] {
+        var result: [InterfaceName: RoundPurpose] = [:]
+        for case .startRound(let plan, _) in self { result[plan.interface] = plan.purpose }
+        return result
+    }
+
+    var hooks: [HookEvent] {
+        compactMap { if case .runHook(let event) = $0 { return event } else { return nil } }
+    }
 }
 
 func uplink(_ name: InterfaceName, index: Int, kind: InterfaceKind, carrier: Bool = true) -> ObservedUplink {

@@ -44,14 +44,14 @@ struct DNSFileParserTests {
               option dhcp6.name-servers 2001:db8::1,2001:db8::2;
             }
             """
-        #expect(DNSFileParsers.dhclientLeases(leases, interface: "eth0") == addresses("10.0.0.9", "2001:db8::1", "2001:db8::2"))
-        #expect(DNSFileParsers.dhclientLeases(leases, interface: "wlan0") == addresses("172.16.0.1"))
-        #expect(DNSFileParsers.dhclientLeases(leases, interface: "wwan0").isEmpty)
+        #expect(dhclientServers(leases, interface: "eth0") == addresses("10.0.0.9", "2001:db8::1", "2001:db8::2"))
+        #expect(dhclientServers(leases, interface: "wlan0") == addresses("172.16.0.1"))
+        #expect(dhclientServers(leases, interface: "wwan0").isEmpty)
         // A lease file cut in the middle (the adapter reads its tail) yields what is whole.
-        #expect(DNSFileParsers.dhclientLeases("  option domain-name-servers 1.1.1.1;\n}\n", interface: "eth0").isEmpty)
+        #expect(dhclientServers("  option domain-name-servers 1.1.1.1;\n}\n", interface: "eth0").isEmpty)
         // Braces inside quoted values do not end the block.
         let quoted = "lease {\n  interface \"eth0\";\n  option domain-search \"a}b\";\n  option domain-name-servers 10.7.0.1;\n}\n"
-        #expect(DNSFileParsers.dhclientLeases(quoted, interface: "eth0") == addresses("10.7.0.1"))
+        #expect(dhclientServers(quoted, interface: "eth0") == addresses("10.7.0.1"))
     }
 
     @Test func resolvConfAndResolvconfFiles() {
@@ -65,7 +65,13 @@ struct DNSFileParserTests {
 
     @Test func hostileContentYieldsNothing() {
         #expect(DNSFileParsers.networkdLinkState("DNS=\u{0}\u{ff} [ ]:53 ::: 999.1.1.1").isEmpty)
-        #expect(DNSFileParsers.dhclientLeases(String(repeating: "{", count: 10_000), interface: "eth0").isEmpty)
-        #expect(DNSFileParsers.dhclientLeases(String(repeating: "}", count: 10_000), interface: "eth0").isEmpty)
+        #expect(dhclientServers(String(repeating: "{", count: 10_000), interface: "eth0").isEmpty)
+        #expect(dhclientServers(String(repeating: "}", count: 10_000), interface: "eth0").isEmpty)
+    }
+
+    /// Both families' servers of an interface's last leases, DHCPv4 first.
+    private func dhclientServers(_ text: String, interface: String) -> [IPAddress] {
+        let servers = DNSFileParsers.dhclientLeaseServers(text, interface: interface)
+        return servers.dhcp4 + servers.dhcp6
     }
 }

@@ -3,7 +3,7 @@ import UplinkCore
 import UplinkTestSupport
 
 /// Values that parse but could never work are refused with file, line and key, and
-/// what quotes the file is escaped (issue 17, items 3 and 6).
+/// what quotes the file is escaped.
 @Suite("Impossible values and escaped keys")
 struct ImpossibleValuesTests {
     @Test(arguments: ["224.0.0.1", "255.255.255.255", "ff02::1", "0.0.0.0", "::"])

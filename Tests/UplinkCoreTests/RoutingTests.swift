@@ -3,7 +3,7 @@ import UplinkCore
 import UplinkTestSupport
 
 /// uplinkd's own routing entries: configuration, what counts as its own, and when the
-/// guard asks the hooks to repair them (issue 16).
+/// guard asks the hooks to repair them.
 @Suite("Policy routing")
 struct RoutingTests {
     let settings = RoutingSettings()

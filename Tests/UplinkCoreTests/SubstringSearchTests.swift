@@ -2,7 +2,7 @@ import Testing
 @testable import UplinkCore
 import UplinkTestSupport
 
-/// The byte-wise search that replaces the standard library's (issue 17: it kept
+/// The byte-wise search that replaces the standard library's (it kept
 /// Swift Regex linked into the binary).
 @Suite("Substring search")
 struct SubstringSearchTests {

@@ -2,7 +2,7 @@ import Testing
 import UplinkCore
 import UplinkTestSupport
 
-/// `uplinkd wait-online`'s decision (issue 18): which states satisfy each mode, and
+/// `uplinkd wait-online`'s decision: which states satisfy each mode, and
 /// the sentence that says what is still missing.
 @Suite("wait-online condition")
 struct WaitConditionTests {

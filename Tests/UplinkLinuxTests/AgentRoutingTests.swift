@@ -5,7 +5,7 @@ import UplinkTestSupport
 
 /// The agent looks after uplinkd's routing entries: leftovers go at start, the entries
 /// go at a stop unless kept, and a change made behind its back sends the hooks a
-/// repair event (issue 16). The hooks here are recorded, not run.
+/// repair event. The hooks here are recorded, not run.
 @Suite("Agent routing entries")
 struct AgentRoutingTests {
     static let ownRule = RoutingRule(family: .ipv4, priority: 32_500, table: 254, protocolNumber: 77)

@@ -2,7 +2,7 @@ import Glibc
 import Testing
 @testable import UplinkLinux
 
-/// `StateFileWatcher` (wait-online, issue 18): an atomic replacement of the watched
+/// `StateFileWatcher` (wait-online): an atomic replacement of the watched
 /// file ends a wait at once, other names in the directory do not, and a directory
 /// that appears later is watched from the next wait on.
 @Suite("State file watcher")

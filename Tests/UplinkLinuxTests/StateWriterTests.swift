@@ -3,7 +3,7 @@ import Testing
 import UplinkCore
 @testable import UplinkLinux
 
-/// What `StateWriter.prepare` does before the first write (issue 17, items 5 and 6).
+/// What `StateWriter.prepare` does before the first write.
 @Suite("State writer: stale temporary files and impossible paths")
 struct StateWriterTests {
     private func directory() throws -> String {

@@ -8,7 +8,7 @@ lab (Tests/integration/failoverlab.py): one Markdown table.
 
 The binary is --binary, else $UPLINKD, else .build/release/uplinkd if it has `run`,
 else .build/debug/uplinkd. Progress goes to stderr; stdout gets a header (date,
-machine, binary, command) and the table. Nothing is asserted; the issue-13 targets
+machine, binary, command) and the table. Nothing is asserted; the targets
 are printed beside the figures. Exit status 1 only when a part could not run at
 all (lab or start-up failure, a crash); a failover that did not happen within its
 bound is a figure ("not moved"), not an error.
@@ -402,7 +402,7 @@ def table(res, args):
         row("Private_Dirty: end; mean / max", f"{d['dirty_end']} KiB; "
             f"{kib_of(d['dirty_mean'])} / {kib_of(d['dirty_max'])}", "README (5 min interval): 2064 KiB")
 
-    lines = ["| figure | value | issue 13 target |", "|---|---|---|"]
+    lines = ["| figure | value | target |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     return "\n".join(lines)
 

@@ -8,7 +8,7 @@ failover lab (Tests/integration/failoverlab.py): one Markdown table.
 
 The binary is --binary, else $UPLINKD, else .build/release/uplinkd if it has `run`,
 else .build/debug/uplinkd. Progress goes to stderr; stdout gets a header and the
-table. Nothing is asserted: the issue-14 targets are printed beside the figures.
+table. Nothing is asserted: the targets are printed beside the figures.
 Exit status 1 only when a part could not run at all.
 
 The lab and the agent are bench_failover.py's: eth0 (ethernet, primary), wlan0
@@ -171,7 +171,7 @@ def describe(events):
 
 
 def table(res, args):
-    rows = ["| figure | value | target (issue 14) |", "|---|---|---|"]
+    rows = ["| figure | value | target |", "|---|---|---|"]
 
     def row(figure, value, target="–"):
         rows.append(f"| {figure} | {value} | {target} |")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Storm and soak of `uplinkd run` (issue 17): the primary's carrier flapped 1,000
+"""Storm and soak of `uplinkd run`: the primary's carrier flapped 1,000
 times a minute and a captive portal turned on and off on the backup, for 10 minutes,
 while hooks fall behind. One Markdown table and a verdict per "Done when" criterion.
 
@@ -92,7 +92,7 @@ SMOKE = {"minutes": 20 / 60, "warmup": 10.0, "portal_every": 10.0, "sample_every
 PRIMARY, BACKUP = "eth0", "wlan0"
 UPLINKS = ("eth0", "wlan0", "wwan0")
 HOOK_TIMEOUT_S = 30.0                 # the agent's default hook-timeout
-RSS_GROWTH_LIMIT_KIB = 1024           # issue 17: at most 1 MB over the storm
+RSS_GROWTH_LIMIT_KIB = 1024           # the target: at most 1 MB over the storm
 PORTAL_TABLE = "bench_storm_portal"
 DAMPING = {"flap-half-life": "10s", "flap-max-suppress": "1m"}
 SLOW_HOOK = "#!/bin/sh\n# bench_storm.py: takes about 50 ms, so events queue behind it\nsleep 0.05\n"
@@ -472,7 +472,7 @@ def kinds_text(kinds):
 
 
 def table(res, args):
-    rows = ["| figure | value | target (issue 17) |", "|---|---|---|"]
+    rows = ["| figure | value | target |", "|---|---|---|"]
 
     def row(figure, value_, target="–"):
         rows.append(f"| {figure} | {value_} | {target} |")
@@ -631,7 +631,7 @@ def main() -> int:
     print("Method: see the docstring of Tests/bench/bench_storm.py. Figures of the storm run from the end "
           "of the warm-up to the end of the flapping; KiB = 1024 bytes.")
     print()
-    print("Done when (issue 17):")
+    print("Done when:")
     failed = False
     for judged, passed, text in verdicts(res, args):
         mark = ("PASS" if passed else "FAIL") if judged else "(not judged: --smoke)"

@@ -172,7 +172,7 @@ def test_wwan0_refused(lab):
     expect(res, "wwan0", "limited", "refused", None, kind="wwan")
 
 
-# --- bounded body patterns (issue 17) ---------------------------------------
+# --- bounded body patterns ---------------------------------------
 
 WORDS_URL = "http://203.0.113.80/words.txt"
 CATASTROPHIC = r"^(\w+\s?)+$"

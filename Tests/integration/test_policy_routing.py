@@ -1,4 +1,4 @@
-"""Route failover by policy routing (issue 16), in the failover lab
+"""Route failover by policy routing, in the failover lab
 (failoverlab.py) with IPv6 on every uplink and DHCP-style IPv4 default routes:
 the agent at its defaults (built-in probes, both families) with the shipped
 route-failover hook, whose picture is, per family, two rules of protocol 77

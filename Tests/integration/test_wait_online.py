@@ -1,5 +1,5 @@
-"""`uplinkd wait-online` against a running agent in the network-namespace lab
-(issue 18): it waits for the agent's state file to say the wanted uplinks are
+"""`uplinkd wait-online` against a running agent in the network-namespace lab:
+it waits for the agent's state file to say the wanted uplinks are
 online, exits 1 naming what is missing when its time is up, never trusts the facts
 of an agent that stopped or died, and refuses usage mistakes with 64.
 
