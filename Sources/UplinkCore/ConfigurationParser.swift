@@ -121,22 +121,6 @@ public struct ConfigurationParser {
         var seenKeys: Set<String> = []
         var seenSections: Set<String> = []
 
-        func finish(_ section: Section?) throws(ConfigurationError) {
-            guard case .probe(let name, let line, let draft)? = section else { return }
-            let probe: ProbeSpec
-            do {
-                probe = try draft.build(name: name)
-            } catch {
-                throw ConfigurationError(file: file, line: line, key: error.key, message: "probe '\(name)': \(error.message)")
-            }
-            // A drop-in's probe of the same name replaces the earlier one where it was.
-            if let earlier = configuration.customProbes.firstIndex(where: { $0.name == name }) {
-                configuration.customProbes[earlier] = probe
-            } else {
-                configuration.customProbes.append(probe)
-            }
-        }
-
         var lineNumber = 0
         for rawLine in source.text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             lineNumber += 1
@@ -149,7 +133,7 @@ public struct ConfigurationParser {
                 guard trimmed.hasSuffix("]") else {
                     throw error(file, lineNumber, nil, "section header must end with ']'")
                 }
-                try finish(section)
+                try finish(section, file: file, into: &configuration)
                 let inner = String(trimmed.dropFirst().dropLast()).trimmingWhitespace
                 let words = inner.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
                 sectionKey = words.joined(separator: " ")
@@ -167,7 +151,7 @@ public struct ConfigurationParser {
             let key = trimmed[..<equals].trimmingWhitespace
             let rawValue = trimmed[trimmed.index(after: equals)...].trimmingWhitespace
             guard !key.isEmpty else { throw error(file, lineNumber, nil, "missing key before '='") }
-            guard let currentSection = section else {
+            guard var currentSection = section else {
                 throw error(file, lineNumber, key, "key outside any section; put it under [check]")
             }
             guard seenKeys.insert(key).inserted else {
@@ -176,35 +160,59 @@ public struct ConfigurationParser {
             // Every value error below is located here: file, line and key.
             do throws(ValueError) {
                 let value = try ValueParser.unquote(rawValue)
-                switch currentSection {
-                case .check:
-                    try ConfigurationKeys.check.apply(key, value, to: &configuration)
-                case .probe(let name, let line, var draft):
-                    try draft.apply(key, value)
-                    section = .probe(name: name, line: line, draft: draft)
-                case .uplinks:
-                    try ConfigurationKeys.uplinks.apply(key, value, to: &configuration)
-                case .links:
-                    try ConfigurationKeys.links.apply(key, value, to: &configuration)
-                case .agent:
-                    try ConfigurationKeys.agent.apply(key, value, to: &configuration)
-                case .dns:
-                    try ConfigurationKeys.dns.apply(key, value, to: &configuration.dns)
-                case .export:
-                    try ConfigurationKeys.export.apply(key, value, to: &configuration)
-                case .interface(let name):
-                    try ConfigurationKeys.interface.named("interface \(name)")
-                        .apply(key, value, to: &configuration.interfaces[name, default: InterfaceSettings()])
-                case .kind(let kind):
-                    try ConfigurationKeys.kind.named("kind \(kind.rawValue)")
-                        .apply(key, value, to: &configuration.kinds[kind, default: ProbingOverrides()])
-                }
+                try apply(key, value, in: &currentSection, to: &configuration)
+                section = currentSection
                 origins[Place(section: sectionKey, key: key)] = (file, lineNumber, value)
             } catch {
                 throw self.error(file, lineNumber, key, error.message)
             }
         }
-        try finish(section)
+        try finish(section, file: file, into: &configuration)
+    }
+
+    /// The end of a section: a `[probe NAME]` section becomes a probe.
+    private func finish(_ section: Section?, file: String, into configuration: inout Configuration) throws(ConfigurationError) {
+        guard case .probe(let name, let line, let draft)? = section else { return }
+        let probe: ProbeSpec
+        do {
+            probe = try draft.build(name: name)
+        } catch {
+            throw ConfigurationError(file: file, line: line, key: error.key, message: "probe '\(name)': \(error.message)")
+        }
+        // A drop-in's probe of the same name replaces the earlier one where it was.
+        if let earlier = configuration.customProbes.firstIndex(where: { $0.name == name }) {
+            configuration.customProbes[earlier] = probe
+        } else {
+            configuration.customProbes.append(probe)
+        }
+    }
+
+    /// One `key = value` of `section`.
+    private func apply(_ key: String, _ value: String, in section: inout Section,
+                       to configuration: inout Configuration) throws(ValueError) {
+        switch section {
+        case .check:
+            try ConfigurationKeys.check.apply(key, value, to: &configuration)
+        case .probe(let name, let line, var draft):
+            try draft.apply(key, value)
+            section = .probe(name: name, line: line, draft: draft)
+        case .uplinks:
+            try ConfigurationKeys.uplinks.apply(key, value, to: &configuration)
+        case .links:
+            try ConfigurationKeys.links.apply(key, value, to: &configuration)
+        case .agent:
+            try ConfigurationKeys.agent.apply(key, value, to: &configuration)
+        case .dns:
+            try ConfigurationKeys.dns.apply(key, value, to: &configuration.dns)
+        case .export:
+            try ConfigurationKeys.export.apply(key, value, to: &configuration)
+        case .interface(let name):
+            try ConfigurationKeys.interface.named("interface \(name)")
+                .apply(key, value, to: &configuration.interfaces[name, default: InterfaceSettings()])
+        case .kind(let kind):
+            try ConfigurationKeys.kind.named("kind \(kind.rawValue)")
+                .apply(key, value, to: &configuration.kinds[kind, default: ProbingOverrides()])
+        }
     }
 
     private func header(_ words: [String], sectionKey: String, file: String, line: Int) throws(ConfigurationError) -> Section {

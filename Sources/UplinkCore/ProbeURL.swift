@@ -51,6 +51,13 @@ public struct ProbeURL: Hashable, Sendable, CustomStringConvertible {
         }
         if authority.isEmpty { throw ProbeURLError("has no host") }
 
+        let (hostText, port) = try ProbeURL.hostAndPort(of: authority)
+        self.port = port
+        host = hostText.lowercased()
+    }
+
+    /// The host and port of an authority (`host`, `host:port`, `[v6]`, `[v6]:port`).
+    private static func hostAndPort(of authority: Substring) throws(ProbeURLError) -> (host: String, port: Int?) {
         var hostPart: Substring
         var portPart: Substring?
         if authority.first == "[" {
@@ -72,15 +79,21 @@ public struct ProbeURL: Hashable, Sendable, CustomStringConvertible {
         } else {
             hostPart = authority
         }
+        var port: Int?
         if let portText = portPart {
             guard let value = Int(portText), (1...65535).contains(value) else {
                 throw ProbeURLError("has an invalid port '\(portText)'")
             }
             port = value
-        } else {
-            port = nil
         }
         let hostText = String(hostPart)
+        try checkHost(hostText)
+        return (hostText, port)
+    }
+
+    /// A host name must be valid, a numeric one a four-part IPv4 address, and a literal
+    /// one host that could answer.
+    private static func checkHost(_ hostText: String) throws(ProbeURLError) {
         if !hostText.contains(":") {
             guard HostName.isValid(hostText) else {
                 throw ProbeURLError("has an invalid host name '\(hostText)'")
@@ -98,7 +111,6 @@ public struct ProbeURL: Hashable, Sendable, CustomStringConvertible {
         if let literal = IPAddress(hostText), literal.notOneHost != nil {
             throw ProbeURLError("has host '\(hostText)', which is not one host that could answer")
         }
-        host = hostText.lowercased()
     }
 
     /// Resolves a Location header value against this URL (absolute, scheme-relative,

@@ -6,7 +6,20 @@
 public enum PrometheusText {
     public static func format(_ state: AgentState, counters: MetricCounters,
                               version: String = UplinkVersion.string) -> String {
-        var families: [Family] = [
+        let families = agentFamilies(state, counters: counters, version: version)
+            + verdictFamilies(state, counters: counters) + qualityFamilies(state.uplinks)
+        // A family without samples is left out whole: no HELP or TYPE for nothing.
+        return families.filter { !$0.samples.isEmpty }.map(\.text).joined()
+    }
+
+    /// One family with a sample per uplink that has a value.
+    private static func perUplink(_ uplinks: [UplinkStatus], _ name: String, _ help: String, _ type: Family.Kind,
+                                  _ value: (UplinkStatus) -> String?) -> Family {
+        Family(name, help, type, uplinks.compactMap { uplink in value(uplink).map { Sample(labels(uplink), $0) } })
+    }
+
+    private static func agentFamilies(_ state: AgentState, counters: MetricCounters, version: String) -> [Family] {
+        [
             Family("uplinkd_info", "The running uplinkd's version; always 1.", .gauge,
                    [Sample([("version", version)], "1")]),
             Family("uplinkd_running", "1 while the agent runs; 0 in the file it leaves when it stops.", .gauge,
@@ -21,14 +34,14 @@ public enum PrometheusText {
                    "Changes of the primary uplink (to or from none included) since the agent started.", .counter,
                    [Sample([], String(counters.primaryChanges))]),
         ]
+    }
+
+    private static func verdictFamilies(_ state: AgentState, counters: MetricCounters) -> [Family] {
         let uplinks = state.uplinks
-        func perUplink(_ name: String, _ help: String, _ type: Family.Kind,
-                       _ value: (UplinkStatus) -> String?) -> Family {
-            Family(name, help, type, uplinks.compactMap { uplink in
-                value(uplink).map { Sample(labels(uplink), $0) }
-            })
+        func perUplink(_ name: String, _ help: String, _ type: Family.Kind, _ value: (UplinkStatus) -> String?) -> Family {
+            PrometheusText.perUplink(uplinks, name, help, type, value)
         }
-        families += [
+        return [
             perUplink("uplinkd_uplink_up", "1 when the uplink's verdict is online, else 0.", .gauge) {
                 flag($0.verdict == .online)
             },
@@ -52,6 +65,14 @@ public enum PrometheusText {
                       "Bytes of probes sent and received through the uplink since the agent started.", .counter) {
                 String(counters.probeBytes[$0.interface] ?? 0)
             },
+        ]
+    }
+
+    private static func qualityFamilies(_ uplinks: [UplinkStatus]) -> [Family] {
+        func perUplink(_ name: String, _ help: String, _ type: Family.Kind, _ value: (UplinkStatus) -> String?) -> Family {
+            PrometheusText.perUplink(uplinks, name, help, type, value)
+        }
+        return [
             perUplink("uplinkd_uplink_rtt_seconds", "Smoothed TCP handshake time of the uplink's probes.", .gauge) {
                 $0.quality.figures.roundTripMilliseconds.map { decimal($0, scale: 3) }
             },
@@ -70,8 +91,6 @@ public enum PrometheusText {
             perUplink("uplinkd_uplink_suppressed", "1 while flap damping keeps the uplink from being primary, else 0.",
                       .gauge) { flag($0.quality.suppressed) },
         ]
-        // A family without samples is left out whole: no HELP or TYPE for nothing.
-        return families.filter { !$0.samples.isEmpty }.map(\.text).joined()
     }
 
     /// A label value as the text format wants it: backslash, double quote and line
