@@ -11,13 +11,14 @@ import PackageDescription
 //                 computation (it touches no system state), so the core may depend on
 //                 it; a target of its own keeps the C pointers and lifetimes out of
 //                 the core's sources.
-//   CCurl, CNetlink, CAres, CPCRE2   system libraries found by pkg-config.
-//   CLinuxShim, CCurlShim, CAresShim, CPCRE2Shim   one tiny C shim per library: typed,
-//                 non-variadic wrappers for what Swift cannot call directly (PCRE2's
-//                 names and constants are macros, and its bounded search needs a C
-//                 callout).
-//   UplinkLinux   adapters: netlink, sysfs, libcurl prober, DNS, event loop, processes,
-//                 the agent.
+//   CCurl, CNetlink, CAres, CPCRE2, CSystemd   system libraries found by pkg-config
+//                 (CSystemd: sd-bus, for ModemManager on the system bus).
+//   CLinuxShim, CCurlShim, CAresShim, CPCRE2Shim, CSystemdShim   one tiny C shim per
+//                 library: typed, non-variadic wrappers for what Swift cannot call
+//                 directly (PCRE2's names and constants are macros, and its bounded
+//                 search needs a C callout; sd-bus's type codes are character macros).
+//   UplinkLinux   adapters: netlink, sysfs, libcurl prober, DNS, ModemManager (sd-bus),
+//                 event loop, processes, the agent.
 //   UplinkMonitor the embedding API (async changes). A target of its own so the
 //                 command line does not link Swift Concurrency and Dispatch.
 //   uplinkd       the command line.
@@ -44,6 +45,11 @@ let package = Package(
             providers: [.apt(["libc-ares-dev"])]
         ),
         .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .systemLibrary(
             name: "CPCRE2",
             pkgConfig: "libpcre2-8",
             providers: [.apt(["libpcre2-dev"])]
@@ -52,11 +58,13 @@ let package = Package(
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         .target(name: "CAresShim", dependencies: ["CAres"]),
         .target(name: "CPCRE2Shim", dependencies: ["CPCRE2"]),
+        .target(name: "CSystemdShim", dependencies: ["CSystemd"]),
         .target(name: "UplinkPattern", dependencies: ["CPCRE2Shim"]),
         .target(name: "UplinkCore", dependencies: ["UplinkPattern"]),
         .target(
             name: "UplinkLinux",
-            dependencies: ["UplinkCore", "CCurl", "CNetlink", "CAres", "CLinuxShim", "CCurlShim", "CAresShim"]
+            dependencies: ["UplinkCore", "CCurl", "CNetlink", "CAres", "CSystemd", "CLinuxShim", "CCurlShim", "CAresShim",
+                           "CSystemdShim"]
         ),
         .target(
             name: "UplinkMonitor",

@@ -42,12 +42,22 @@ extension AgentCore {
         event.previousFamilyPrimaries = primaries.before.families
         event.previousAddresses = givenUpAddresses
         event.routing = policy.routing
+        event.modem = name.flatMap(modemStatus)
         return event
     }
 
     func verdictEvent(_ uplink: Uplink, previous: Verdict, now: Instant) -> HookEvent {
         hookEvent(.verdict, describing: uplink.name, uplink, otherwise: uplink.machine.assessment, previousVerdict: previous,
                   primaries: .unchanged(primariesNow), givenUpAddresses: uplink.lastAddresses, now: now)
+    }
+
+    /// A step of the modem's recovery ladder, for a site script (the power cycle) and
+    /// for the record.
+    func recoverEvent(_ uplink: Uplink, step: RecoveryStep, now: Instant) -> HookEvent {
+        var event = hookEvent(.recover, describing: uplink.name, uplink, otherwise: uplink.machine.assessment,
+                              primaries: .unchanged(primariesNow), givenUpAddresses: [], now: now)
+        event.recoveryStep = step
+        return event
     }
 
     /// The primary moved: the event describes the new primary, or the old one when none
@@ -116,6 +126,6 @@ extension AgentCore {
                 figures: uplink.figures ?? QualityFigures(), degraded: uplink.quality.degraded,
                 flapPenalty: Int((dampings[name]?.penalty(at: at, settings: policy.damping) ?? 0).rounded()),
                 suppressed: dampings[name]?.suppressed ?? false),
-            session: uplink.session ?? CaptivePortalSession())
+            session: uplink.session ?? CaptivePortalSession(), modem: modemStatus(for: name))
     }
 }

@@ -169,7 +169,7 @@ extension AgentCore {
             uplink.schedule.postpone(until: recheck)
         }
         uplinks[report.interface] = uplink
-        return actions + reselectPrimary(now: now) + dueRounds(now: now)
+        return actions + reselectPrimary(now: now) + climbLadders(now: now) + dueRounds(now: now)
     }
 
     /// Held when every family the last full round found online still is (an uplink

@@ -27,6 +27,8 @@ public struct AgentCore: Sendable {
         case runHook(HookEvent)
         /// A decision worth a log line that no hook event carries.
         case note(AgentNote)
+        /// Take a step of a modem's recovery ladder (reconnect its bearer, or reset it).
+        case recoverModem(equipmentID: String, RecoveryStep)
     }
 
     /// Time limits of rounds on an online uplink never go below these: a healthy
@@ -55,6 +57,8 @@ public struct AgentCore: Sendable {
     var vanishedPrimary: (name: InterfaceName, addresses: [IPAddress])?
     /// The latest time the core was told (wake-ups are only ever in the future).
     var latestMilliseconds = 0
+    /// Modems by equipment identifier, from ModemManager.
+    var modemRecords: [String: ModemRecord] = [:]
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -124,7 +128,7 @@ public struct AgentCore: Sendable {
         for observed in current {
             actions += observe(observed, events: events.filter { $0.facts.name == observed.facts.name }, now: now)
         }
-        return actions + reselectPrimary(now: now) + dueRounds(now: now)
+        return actions + reselectPrimary(now: now) + climbLadders(now: now) + dueRounds(now: now)
     }
 
     /// An uplink gone from the kernel, or no longer selected as one (configuration).
@@ -140,13 +144,14 @@ public struct AgentCore: Sendable {
     }
 
     /// One uplink as the kernel shows it now, with the events that touched it.
-    private mutating func observe(_ observed: ObservedUplink, events touched: [LinkEvent], now: Instant) -> [Action] {
+    mutating func observe(_ observed: ObservedUplink, events touched: [LinkEvent], now: Instant) -> [Action] {
         let facts = observed.facts
         let name = facts.name
-        let link = LinkEvaluator.evaluate(facts)
+        let link = evaluateLink(facts)
         let (metered, settings) = resolvedSettings(of: name, kind: observed.kind, leaseSaysMetered: observed.leaseSaysMetered)
         let isNew = uplinks[name] == nil
         var uplink = uplinks[name] ?? Uplink(observed: observed, link: link, metered: metered, settings: settings, now: now)
+        uplink.observed = observed
         uplink.kind = observed.kind
         uplink.index = facts.index
         uplink.leaseSaysMetered = observed.leaseSaysMetered
@@ -173,6 +178,7 @@ public struct AgentCore: Sendable {
                 requestFullRound(&uplink, .linkTouched, now: now)
             }
         }
+        uplink.quality.signalChanged(rsrpDBm: modemFacts(for: name)?.signal.rsrpDBm, thresholds: policy.quality, at: now)
         uplinks[name] = uplink
         return actions
     }
@@ -232,9 +238,9 @@ public struct AgentCore: Sendable {
         return actions.isEmpty ? [] : actions + dueRounds(now: now)
     }
 
-    /// Time passed: start due rounds, end hold-downs.
+    /// Time passed: start due rounds, end hold-downs, climb recovery ladders.
     public mutating func tick(now: Instant) -> [Action] {
-        reselectPrimary(now: now) + dueRounds(now: now)
+        reselectPrimary(now: now) + climbLadders(now: now) + dueRounds(now: now)
     }
 
     /// When the runtime must call `tick` next (monotonic milliseconds), if ever.
@@ -250,6 +256,7 @@ public struct AgentCore: Sendable {
             if settled > latestMilliseconds { wakes.append(settled) }
         }
         wakes += uplinks.values.filter(\.round.isIdle).compactMap(\.schedule.nextDueMilliseconds)
+        if let ladder = nextLadderStepMilliseconds { wakes.append(ladder) }
         return wakes.min()
     }
 

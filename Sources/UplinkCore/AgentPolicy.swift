@@ -34,6 +34,7 @@ public struct AgentPolicy: Sendable, Equatable {
     /// Degradation (and health after it) must last this long before the primary moves.
     public var degradedForMilliseconds = 60_000
     public var damping = DampingSettings()
+    public var modems = ModemSettings()
 
     public init() {}
 
@@ -95,4 +96,14 @@ public enum LogLevel: String, Sendable, CaseIterable, Comparable {
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
         lhs.syslogPriority > rhs.syslogPriority
     }
+}
+
+/// How the agent listens to ModemManager (`[agent]`).
+public struct ModemSettings: Sendable, Equatable {
+    /// Follow ModemManager on the system bus when it is there.
+    public var useModemManager = true
+    /// How often modems refresh their signal figures (ModemManager's Signal.Setup).
+    public var signalIntervalMilliseconds = 30_000
+
+    public init() {}
 }

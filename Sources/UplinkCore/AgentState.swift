@@ -22,13 +22,17 @@ public struct UplinkStatus: Sendable, Equatable {
     public var quality: UplinkQualityStatus
     /// The captive-portal API's session (RFC 8908): when it ends, data left.
     public var session = CaptivePortalSession()
+    /// The modem that carries the uplink, when ModemManager knows one.
+    public var modem: ModemStatus?
 
     public init(interface: InterfaceName, kind: InterfaceKind, verdict: Verdict, reason: Reason, sinceWallSeconds: Int,
                 ipv4: Verdict? = nil, ipv6: Verdict? = nil, bytesToday: Int = 0, budgetBytes: Int? = nil,
                 budgetExhausted: Bool = false, portalURL: String? = nil, ipv4Reason: Reason? = nil,
                 ipv6Reason: Reason? = nil, dnsSource: DNSSource? = nil, metered: Bool = false,
-                quality: UplinkQualityStatus = UplinkQualityStatus(), session: CaptivePortalSession = CaptivePortalSession()) {
+                quality: UplinkQualityStatus = UplinkQualityStatus(), session: CaptivePortalSession = CaptivePortalSession(),
+                modem: ModemStatus? = nil) {
         self.session = session
+        self.modem = modem
         self.metered = metered
         self.quality = quality
         self.ipv4Reason = ipv4Reason
@@ -131,6 +135,7 @@ public struct AgentState: Sendable, Equatable {
                     ("suppressed", .bool(uplink.quality.suppressed)),
                     ("session_ends", uplink.session.endsWallSeconds.map(JSONValue.int) ?? .null),
                     ("session_bytes_remaining", uplink.session.bytesRemaining.map(JSONValue.int) ?? .null),
+                    ("modem", uplink.modem?.json ?? .null),
                 ])
             })),
         ])

@@ -5,6 +5,9 @@ extension AgentCore {
     /// (budgets, damping, the primary, verifying a successor) live in `AgentCore`.
     struct Uplink: Sendable {
         // What it is.
+        /// As the kernel showed it last (the modem's word is weighed against it again
+        /// when ModemManager speaks).
+        var observed: ObservedUplink
         var name: InterfaceName
         var index: Int
         var kind: InterfaceKind
@@ -55,6 +58,7 @@ extension AgentCore {
         var quality = QualityTrack()
 
         init(observed: ObservedUplink, link: LinkEvaluator.Result, metered: Bool, settings: ProbingSettings, now: Instant) {
+            self.observed = observed
             name = observed.facts.name
             index = observed.facts.index
             kind = observed.kind

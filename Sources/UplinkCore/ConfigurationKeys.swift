@@ -33,6 +33,14 @@ public enum ConfigurationKeys {
         }),
         ("stall-window", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
             p.stallWindow = value == "off" ? .off : .value(try ValueParser.duration(value, range: 500...60_000)) }),
+        ("recover", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.recover = try ValueParser.boolean(value) }),
+        ("recover-after", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.recoverAfterMilliseconds = try ValueParser.duration(value, range: 10_000...86_400_000) }),
+        ("reset-after", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.resetAfter = value == "off" ? .off : .value(try ValueParser.duration(value, range: 10_000...604_800_000)) }),
+        ("power-cycle-after", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.powerCycleAfter = value == "off" ? .off : .value(try ValueParser.duration(value, range: 10_000...604_800_000)) }),
     ])
 
     /// `[check]`: how probes are sent and judged. Shared with command-line overrides.
@@ -109,9 +117,15 @@ public enum ConfigurationKeys {
             c.agent.damping.reuseLimit = try ValueParser.count(value, range: 1...1_000_000) }),
         ("flap-max-suppress", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.damping.maximumSuppressMilliseconds = try ValueParser.duration(value, range: 1_000...604_800_000) }),
+        ("modemmanager", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.modems.useModemManager = try ValueParser.boolean(value) }),
+        ("degraded-rsrp", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.quality.rsrpDBm = value == "off" ? nil : try ValueParser.signalLevel(value, range: -150 ... -40) }),
+        ("modem-signal-interval", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.modems.signalIntervalMilliseconds = try ValueParser.duration(value, range: 5_000...3_600_000) }),
     ]) + probing.lifted(\Configuration.probing, section: "agent", only: [
         "interval", "suspect-interval", "failures-to-leave-online", "successes-to-return", "probe-when-online",
-        "probes", "daily-budget", "metered", "stall-window",
+        "probes", "daily-budget", "metered", "stall-window", "recover", "recover-after", "reset-after", "power-cycle-after",
     ])
 
     /// `[dns]`: where servers come from and how names are resolved.
@@ -155,6 +169,7 @@ public enum ConfigurationKeys {
     public static let interface = KeyTable<InterfaceSettings>(section: "interface NAME", [
         ("kind", { (value: String, s: inout InterfaceSettings) throws(ValueError) in s.kind = try ValueParser.kind(value) }),
         ("dns", { (value: String, s: inout InterfaceSettings) throws(ValueError) in s.dnsServers = try ValueParser.addressList(value, at: 1...8) }),
+        ("modem", { (value: String, s: inout InterfaceSettings) throws(ValueError) in s.modem = try ValueParser.modemBinding(value) }),
     ]) + probing.lifted(\InterfaceSettings.probing, section: "interface NAME")
 
     /// `[kind KIND]`: the probing keys for every uplink of a kind.

@@ -109,7 +109,38 @@ public struct ConfigurationParser {
             throw error("https-only", in: ["check"],
                         "https-only is on but probe '\(plain.name)' uses plain HTTP (\(plain.url)); set default-probes = no and give https probes")
         }
+        try checkRecoveryLadders(configuration, error)
         return configuration
+    }
+
+    /// Every ladder the layers can make climbs in order: reconnect, then reset, then
+    /// power cycle, each later than the one before.
+    private func checkRecoveryLadders(_ configuration: Configuration,
+                                      _ error: (String, [String], String) -> ConfigurationError) throws(ConfigurationError) {
+        var ladders: [(sections: [String], settings: RecoverySettings)] = [
+            (["agent"], configuration.probing.applied(to: .defaults(metered: true)).recovery),
+        ]
+        for kind in configuration.kinds.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            let settings = configuration.kinds[kind]!.applied(to: configuration.probing.applied(to: .defaults(metered: true)))
+            ladders.append((["kind \(kind.rawValue)", "agent"], settings.recovery))
+        }
+        for name in configuration.interfaces.keys.sorted() {
+            let kind = configuration.interfaces[name]?.kind ?? .wwan
+            let settings = configuration.probingSettings(for: name, kind: kind, metered: true)
+            ladders.append((["interface \(name)", "kind \(kind.rawValue)", "agent"], settings.recovery))
+        }
+        for (sections, ladder) in ladders where ladder.enabled {
+            let seconds = { (milliseconds: Int) in "\(milliseconds / 1_000) s" }
+            if let reset = ladder.resetAfterMilliseconds, reset <= ladder.recoverAfterMilliseconds {
+                throw error("reset-after", sections,
+                            "reset-after (\(seconds(reset))) must be longer than recover-after (\(seconds(ladder.recoverAfterMilliseconds))): the bearer is reconnected first")
+            }
+            let before = ladder.resetAfterMilliseconds ?? ladder.recoverAfterMilliseconds
+            if let powerCycle = ladder.powerCycleAfterMilliseconds, powerCycle <= before {
+                throw error("power-cycle-after", sections,
+                            "power-cycle-after (\(seconds(powerCycle))) must be longer than \(ladder.resetAfterMilliseconds == nil ? "recover-after" : "reset-after") (\(seconds(before))): the ladder climbs one step at a time")
+            }
+        }
     }
 
     /// One file's sections and keys applied to `configuration`.

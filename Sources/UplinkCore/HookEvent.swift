@@ -9,6 +9,10 @@ public struct HookEvent: Sendable, Equatable {
         /// uplinkd's routing entries changed behind its back (or an earlier run left
         /// some): the primaries are unchanged, the routes must be made to match them again.
         case repair
+        /// A step of a modem's recovery ladder (`UPLINK_RECOVERY_STEP`): reconnect and
+        /// reset are the agent's own, for the record; power-cycle asks a site script to
+        /// cut the modem's power.
+        case recover
     }
 
     public var kind: Kind
@@ -46,6 +50,10 @@ public struct HookEvent: Sendable, Equatable {
     public var routing = RoutingSettings()
     /// The uplink's captive-portal session (RFC 8908), when its API told of one.
     public var session = CaptivePortalSession()
+    /// The figures of the modem that carries the uplink, when ModemManager knows it.
+    public var modem: ModemStatus?
+    /// The recovery step a `recover` event tells of.
+    public var recoveryStep: RecoveryStep?
     /// The configuration file the agent was started with (`--config`), so a hook's
     /// `uplinkd resolve` finds the same DNS servers; nil: the default one.
     public var configurationPath: String?
@@ -93,6 +101,7 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_SESSION_SECONDS_REMAINING=\(session.secondsRemaining(atWallSeconds: wallSeconds).map(String.init) ?? "")",
             "UPLINK_SESSION_BYTES_REMAINING=\(session.bytesRemaining.map(String.init) ?? "")",
             "UPLINK_CONFIG=\(configurationPath ?? "")",
-        ] + network.environment + routing.environment
+            "UPLINK_RECOVERY_STEP=\(recoveryStep?.rawValue ?? "")",
+        ] + network.environment + routing.environment + (modem?.environment ?? [])
     }
 }

@@ -4,6 +4,9 @@ public struct InterfaceSettings: Sendable, Equatable {
     public var kind: InterfaceKind?
     /// This uplink's DNS servers, instead of discovering them.
     public var dnsServers: [IPAddress]?
+    /// Which modem carries it (`modem = EQUIPMENT-ID` or `none`); nil: the modem whose
+    /// bearer or port names the interface.
+    public var modem: ModemBinding?
     /// Its own probing settings, over those of its kind.
     public var probing: ProbingOverrides
 
@@ -12,4 +15,12 @@ public struct InterfaceSettings: Sendable, Equatable {
         self.dnsServers = dnsServers
         self.probing = probing
     }
+}
+
+/// How an uplink is tied to a ModemManager modem.
+public enum ModemBinding: Sendable, Equatable {
+    /// The modem with this equipment identifier (the IMEI `mmcli -m N` shows).
+    case equipment(String)
+    /// `none`: the modem's word is not taken for this uplink.
+    case noModem
 }

@@ -4,6 +4,8 @@ public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int)
+    /// A fixed-point number: `value` units of 10^-`scale` (-985, 1: -98.5).
+    case fixed(Int, scale: Int)
     case string(String)
     case array([JSONValue])
     /// Keys keep their order, so output is stable and diffable.
@@ -24,6 +26,7 @@ public enum JSONValue: Sendable, Equatable {
         case .null: output += "null"
         case .bool(let value): output += value ? "true" : "false"
         case .int(let value): output += String(value)
+        case .fixed(let value, let scale): output += PrometheusText.decimal(value, scale: scale)
         case .string(let value): JSONValue.writeString(value, to: &output)
         case .array(let values):
             output += "["

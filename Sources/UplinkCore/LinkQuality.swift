@@ -136,6 +136,10 @@ public struct QualityThresholds: Sendable, Equatable {
     public var lossPercent = 10
     /// dpinger's latency alarm (500 ms); mwan3's quality check uses the same order.
     public var roundTripMilliseconds = 500
+    /// A modem's LTE/5G RSRP at or below this is degraded (about where throughput
+    /// collapses and calls drop); healthy again `rsrpRecoveryDB` above it. Nil: off.
+    public var rsrpDBm: Int? = -115
+    public static let rsrpRecoveryDB = 5.0
 
     public init() {}
 
@@ -149,5 +153,11 @@ public struct QualityThresholds: Sendable, Equatable {
             return !(lossClear && roundTripClear)
         }
         return (loss.map { $0 >= lossPercent } ?? false) || (roundTrip.map { $0 >= roundTripMilliseconds } ?? false)
+    }
+
+    /// Whether a modem's RSRP means degraded, given whether the signal was degraded.
+    public func isSignalDegraded(rsrpDBm rsrp: Double?, wasDegraded: Bool) -> Bool {
+        guard let mark = rsrpDBm.map(Double.init), let rsrp else { return false }
+        return wasDegraded ? rsrp < mark + QualityThresholds.rsrpRecoveryDB : rsrp <= mark
     }
 }

@@ -27,6 +27,8 @@ public struct ProbingSettings: Sendable, Equatable {
     /// Passive stall detection: packets leaving with nothing coming back for this long
     /// make the uplink suspect. Nil: off.
     public var stallWindowMilliseconds: Int?
+    /// The modem recovery ladder of a cellular uplink.
+    public var recovery = RecoverySettings()
 
     /// The built-in defaults of a class. Unmetered (ethernet, most Wi-Fi): a light
     /// round every 10 s, about 1 KiB each when idle (about 0.25 GB a month; answered
@@ -98,6 +100,10 @@ public struct ProbingOverrides: Sendable, Equatable {
     public var probeWhenOnline: Bool?
     public var metered: MeteredSetting?
     public var stallWindow: Limit?
+    public var recover: Bool?
+    public var recoverAfterMilliseconds: Int?
+    public var resetAfter: Limit?
+    public var powerCycleAfter: Limit?
 
     public init() {}
 
@@ -116,6 +122,10 @@ public struct ProbingOverrides: Sendable, Equatable {
         if let dailyBudget { result.dailyBudgetBytes = dailyBudget.value }
         if let probeWhenOnline { result.probeWhenOnline = probeWhenOnline }
         if let stallWindow { result.stallWindowMilliseconds = stallWindow.value }
+        if let recover { result.recovery.enabled = recover }
+        if let recoverAfterMilliseconds { result.recovery.recoverAfterMilliseconds = recoverAfterMilliseconds }
+        if let resetAfter { result.recovery.resetAfterMilliseconds = resetAfter.value }
+        if let powerCycleAfter { result.recovery.powerCycleAfterMilliseconds = powerCycleAfter.value }
         return result
     }
 }

@@ -6,7 +6,11 @@ struct QualityTrack: Sendable {
     /// Probes of rounds that raised a doubt not settled yet: they count once the uplink
     /// is confirmed online, and are dropped if it leaves.
     private var pending: [ProbeReport] = []
-    private(set) var degraded = false
+    /// The probes' figures are past a mark (loss, round-trip time).
+    private var probesDegraded = false
+    /// The modem's signal is past its mark (RSRP).
+    private(set) var signalDegraded = false
+    var degraded: Bool { probesDegraded || signalDegraded }
     /// When `degraded` last changed (or the uplink came online).
     private(set) var sinceMilliseconds = 0
 
@@ -32,11 +36,16 @@ struct QualityTrack: Sendable {
         for probe in pending + probes { perFamily[probe.family, default: QualityEstimator()].add(probe) }
         pending = []
         guard let figures = figures(onlineFamilies: onlineFamilies) else { return }
-        let degraded = thresholds.isDegraded(figures, wasDegraded: self.degraded)
-        if degraded != self.degraded {
-            self.degraded = degraded
-            sinceMilliseconds = now.monotonicMilliseconds
-        }
+        let wasDegraded = degraded
+        probesDegraded = thresholds.isDegraded(figures, wasDegraded: probesDegraded)
+        if degraded != wasDegraded { sinceMilliseconds = now.monotonicMilliseconds }
+    }
+
+    /// The modem's latest RSRP (nil: none reported, or no modem).
+    mutating func signalChanged(rsrpDBm: Double?, thresholds: QualityThresholds, at now: Instant) {
+        let wasDegraded = degraded
+        signalDegraded = thresholds.isSignalDegraded(rsrpDBm: rsrpDBm, wasDegraded: signalDegraded)
+        if degraded != wasDegraded { sinceMilliseconds = now.monotonicMilliseconds }
     }
 
     /// The uplink came online: health must last from here, but a degradation that
@@ -48,7 +57,8 @@ struct QualityTrack: Sendable {
     /// The link went down: nothing measured before says anything of it when it is back.
     mutating func linkWentDown() {
         perFamily = [:]
-        degraded = false
+        probesDegraded = false
+        signalDegraded = false
     }
 
     /// A doubt's held probes saw a link that changed since: drop them.

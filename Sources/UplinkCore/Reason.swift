@@ -41,6 +41,16 @@ public enum Reason: String, Sendable, CaseIterable {
     /// The configuration no longer selects the interface as an uplink.
     case notAnUplink = "not-an-uplink"
 
+    // down, from the modem's own word (ModemManager), checked after the link facts
+    case modemDisabled = "modem-disabled"
+    case modemFailed = "modem-failed"
+    case simMissing = "sim-missing"
+    case simLocked = "sim-locked"
+    /// Idle, searching, denied, or emergency calls only.
+    case modemNotRegistered = "modem-not-registered"
+    /// Registered, but none of the data bearers ModemManager keeps for it is connected.
+    case bearerDisconnected = "bearer-disconnected"
+
     // unknown
     case starting
     /// The link is usable; the next probe round decides.

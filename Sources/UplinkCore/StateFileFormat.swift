@@ -2,18 +2,18 @@
 /// whitespace-separated fields with "-" for none, so POSIX sh and awk can read it:
 ///
 ///     # uplinkd state, format 1 (see README, "State file")
-///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES
+///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES MODEM MODEM-STATE REGISTRATION OPERATOR OPERATOR-CODE ACCESS-TECHNOLOGY RSRP-DBM RSRQ-DB SINR-DB SIGNAL-PCT RECOVERY-STEP RECOVERIES
 ///     format 1
 ///     written 1763733436
 ///     pid 4242
 ///     state running
 ///     primary eth0
-///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient no 12 3 0 no 0 no - -
+///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient no 12 3 0 no 0 no - - - - - - - - - - - - - 0
 ///
 /// Readers must ignore lines they do not know; new fields are only ever appended.
 public enum StateFileFormat {
     public static let version = 1
-    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES"
+    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES MODEM MODEM-STATE REGISTRATION OPERATOR OPERATOR-CODE ACCESS-TECHNOLOGY RSRP-DBM RSRQ-DB SINR-DB SIGNAL-PCT RECOVERY-STEP RECOVERIES"
 
     public static func encode(_ state: AgentState) -> String {
         var lines = [
@@ -41,10 +41,68 @@ public enum StateFileFormat {
                 uplink.quality.degraded ? "yes" : "no", String(uplink.quality.flapPenalty),
                 uplink.quality.suppressed ? "yes" : "no",
                 uplink.session.endsWallSeconds.map(String.init) ?? "-", uplink.session.bytesRemaining.map(String.init) ?? "-",
-            ]
+            ] + modemFields(uplink.modem)
             lines.append(fields.joined(separator: " "))
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Columns 25 to 36: the modem that carries the uplink ("-" where unknown).
+    static func modemFields(_ modem: ModemStatus?) -> [String] {
+        guard let modem else { return Array(repeating: "-", count: 11) + ["0"] }
+        func figure(_ value: Double?) -> String { ModemStatus.tenths(value).map { PrometheusText.decimal($0, scale: 1) } ?? "-" }
+        return [
+            token(modem.equipmentID), modem.state.name, modem.registration?.name ?? "-", modem.operatorName.map(token) ?? "-",
+            modem.operatorCode.map(token) ?? "-", modem.accessTechnologies.isEmpty ? "-" : modem.accessTechnologies.names,
+            figure(modem.signal.rsrpDBm), figure(modem.signal.rsrqDB), figure(modem.signal.sinrDB),
+            modem.signalQualityPercent.map(String.init) ?? "-", modem.recoveryStep?.rawValue ?? "-", String(modem.recoveriesTotal),
+        ]
+    }
+
+    /// The modem of an uplink line, when the line has one (columns 25 and on).
+    static func modem(_ fields: [String]) -> ModemStatus? {
+        guard fields.count > 35, fields[24] != "-" else { return nil }
+        var facts = ModemFacts(equipmentID: untoken(fields[24]), state: ModemState(name: fields[25]))
+        facts.registration = RegistrationState(name: fields[26])
+        facts.operatorName = fields[27] == "-" ? nil : untoken(fields[27])
+        facts.operatorCode = fields[28] == "-" ? nil : untoken(fields[28])
+        facts.accessTechnologies = AccessTechnologies(names: fields[29])
+        facts.signal = SignalFigures(rsrpDBm: Double(fields[30]), rsrqDB: Double(fields[31]), sinrDB: Double(fields[32]))
+        facts.signalQualityPercent = count(fields, 33)
+        return ModemStatus(facts, recoveryStep: RecoveryStep(rawValue: fields[34]), recoveriesTotal: count(fields, 35) ?? 0)
+    }
+
+    /// Free text as one field: spaces, controls, '%' and non-ASCII bytes percent-encoded.
+    static func token(_ text: String) -> String {
+        var result = ""
+        for byte in text.utf8 {
+            if byte <= 0x20 || byte >= 0x7f || byte == UInt8(ascii: "%") {
+                let hex = String(byte, radix: 16, uppercase: true)
+                result += "%" + (hex.count == 1 ? "0" + hex : hex)
+            } else {
+                result.unicodeScalars.append(UnicodeScalar(byte))
+            }
+        }
+        return result.isEmpty ? "-" : result
+    }
+
+    static func untoken(_ field: String) -> String {
+        var bytes: [UInt8] = []
+        var index = field.utf8.startIndex
+        let utf8 = field.utf8
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%"), let high = utf8.index(index, offsetBy: 1, limitedBy: utf8.endIndex),
+               let low = utf8.index(index, offsetBy: 2, limitedBy: utf8.endIndex), low < utf8.endIndex,
+               let value = UInt8(String(decoding: [utf8[high], utf8[low]], as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                index = utf8.index(after: low)
+            } else {
+                bytes.append(byte)
+                index = utf8.index(after: index)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -85,37 +143,43 @@ public enum StateFileFormat {
                 let family: AddressFamily = first == "primary-ipv4" ? .ipv4 : .ipv6
                 state.familyPrimaries[family] = fields.count > 1 && fields[1] != "-" ? InterfaceName(fields[1]) : nil
             case "uplink":
-                guard fields.count >= 12, let interface = InterfaceName(fields[1]),
-                      let kind = InterfaceKind(rawValue: fields[2]), let verdict = Verdict(rawValue: fields[3]),
-                      let since = Int(fields[5]), validTimes.contains(since),
-                      let bytes = Int(fields[8]), bytes >= 0 else {
-                    throw DecodeError(line: lineNumber, message: "malformed uplink line")
-                }
-                state.uplinks.append(UplinkStatus(
-                    interface: interface, kind: kind, verdict: verdict, reason: Reason(token: fields[4]), sinceWallSeconds: since,
-                    ipv4: Verdict(rawValue: fields[6]), ipv6: Verdict(rawValue: fields[7]), bytesToday: bytes,
-                    budgetBytes: Int(fields[9]), budgetExhausted: fields[10] == "yes",
-                    portalURL: fields[11] == "-" ? nil : fields[11],
-                    // Columns 13 to 16 came later: a file without them still reads.
-                    ipv4Reason: fields.count > 12 && fields[12] != "-" ? Reason(token: fields[12]) : nil,
-                    ipv6Reason: fields.count > 13 && fields[13] != "-" ? Reason(token: fields[13]) : nil,
-                    dnsSource: fields.count > 14 ? DNSSource(rawValue: fields[14]) : nil,
-                    metered: fields.count > 15 && fields[15] == "yes",
-                    // Columns 17 to 22 (quality, damping) came with format 1 too.
-                    quality: UplinkQualityStatus(
-                        figures: QualityFigures(roundTripMilliseconds: count(fields, 16), roundTripVariationMilliseconds: count(fields, 17),
-                                                lossPercent: count(fields, 18)),
-                        degraded: fields.count > 19 && fields[19] == "yes", flapPenalty: count(fields, 20) ?? 0,
-                        suppressed: fields.count > 21 && fields[21] == "yes"),
-                    // Columns 23 and 24 (the captive-portal API's session) came with 0.3.
-                    session: CaptivePortalSession(endsWallSeconds: count(fields, 22).flatMap { validTimes.contains($0) ? $0 : nil },
-                                                  bytesRemaining: count(fields, 23))))
+                state.uplinks.append(try uplink(fields, line: lineNumber))
             default:
                 continue
             }
         }
         guard sawFormat else { throw DecodeError(line: 0, message: "no 'format' line: not an uplinkd state file") }
         return state
+    }
+
+    static func uplink(_ fields: [String], line lineNumber: Int) throws(DecodeError) -> UplinkStatus {
+        guard fields.count >= 12, let interface = InterfaceName(fields[1]),
+              let kind = InterfaceKind(rawValue: fields[2]), let verdict = Verdict(rawValue: fields[3]),
+              let since = Int(fields[5]), validTimes.contains(since),
+              let bytes = Int(fields[8]), bytes >= 0 else {
+            throw DecodeError(line: lineNumber, message: "malformed uplink line")
+        }
+        return UplinkStatus(
+            interface: interface, kind: kind, verdict: verdict, reason: Reason(token: fields[4]), sinceWallSeconds: since,
+            ipv4: Verdict(rawValue: fields[6]), ipv6: Verdict(rawValue: fields[7]), bytesToday: bytes,
+            budgetBytes: Int(fields[9]), budgetExhausted: fields[10] == "yes",
+            portalURL: fields[11] == "-" ? nil : fields[11],
+            // Columns 13 to 16 came later: a file without them still reads.
+            ipv4Reason: fields.count > 12 && fields[12] != "-" ? Reason(token: fields[12]) : nil,
+            ipv6Reason: fields.count > 13 && fields[13] != "-" ? Reason(token: fields[13]) : nil,
+            dnsSource: fields.count > 14 ? DNSSource(rawValue: fields[14]) : nil,
+            metered: fields.count > 15 && fields[15] == "yes",
+            // Columns 17 to 22 (quality, damping) came with format 1 too.
+            quality: UplinkQualityStatus(
+                figures: QualityFigures(roundTripMilliseconds: count(fields, 16), roundTripVariationMilliseconds: count(fields, 17),
+                                        lossPercent: count(fields, 18)),
+                degraded: fields.count > 19 && fields[19] == "yes", flapPenalty: count(fields, 20) ?? 0,
+                suppressed: fields.count > 21 && fields[21] == "yes"),
+            // Columns 23 and 24 (the captive-portal API's session) came with 0.3.
+            session: CaptivePortalSession(endsWallSeconds: count(fields, 22).flatMap { validTimes.contains($0) ? $0 : nil },
+                                          bytesRemaining: count(fields, 23)),
+            // Columns 25 to 36 (the modem) came with 0.4.
+            modem: modem(fields))
     }
 
     /// A non-negative whole number in column `index`, if the line has one there.

@@ -15,6 +15,25 @@ public enum ValueParser {
         throw ValueError("expected a duration with a unit, such as 5s or 500ms; got '\(text.printableEscaped)'")
     }
 
+    /// A signal level in dBm, "-115" or "-115dBm".
+    public static func signalLevel(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
+        let number = text.lowercased().hasSuffix("dbm") ? String(text.dropLast(3)).trimmingWhitespace : text
+        guard let value = Int(number), range.contains(value) else {
+            throw ValueError("expected a level in dBm from \(range.lowerBound) to \(range.upperBound), such as -115, or off; got '\(text.printableEscaped)'")
+        }
+        return value
+    }
+
+    /// `modem = EQUIPMENT-ID` (an IMEI, MEID or ESN as ModemManager shows it) or `none`.
+    public static func modemBinding(_ text: String) throws(ValueError) -> ModemBinding {
+        if text == "none" { return .noModem }
+        guard (1...64).contains(text.utf8.count),
+              text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) || $0 == 0x2d }) else {
+            throw ValueError("expected the modem's equipment identifier (its IMEI, as 'mmcli -m N' shows it: letters, digits and '-') or none; got '\(text.printableEscaped)'")
+        }
+        return .equipment(text)
+    }
+
     /// "50%" or "50", 1 to 100.
     public static func percent(_ text: String) throws(ValueError) -> Int {
         let number = text.hasSuffix("%") ? String(text.dropLast()).trimmingWhitespace : text

@@ -90,3 +90,19 @@ extension LinkSource {
 /// Receives each batch of link events, `resynced` true after an overflow re-dump, and
 /// the state after the batch.
 public typealias LinkHandler = (_ events: [LinkEvent], _ resynced: Bool, _ links: [Int: LinkFacts]) -> Void
+
+/// ModemManager's modems, followed live: ModemManager over D-Bus, or a fake in tests.
+/// Everything runs on the loop.
+public protocol ModemSource: AnyObject {
+    /// Called with every modem after each change; empty while ModemManager is not on
+    /// the bus.
+    var onChange: (([ModemFacts]) -> Void)? { get set }
+    /// Connects to the bus and follows ModemManager from now on (attaching again when
+    /// it starts or restarts later); modems refresh their signal figures at `signalIntervalMilliseconds`.
+    func start(signalIntervalMilliseconds: Int)
+    /// Disconnects the modem's data bearer, then connects it again with the bearer's
+    /// own properties (the APN included).
+    func reconnect(_ equipmentID: String)
+    /// Resets the modem; when it is back (a new object), connects it again as it was.
+    func reset(_ equipmentID: String)
+}

@@ -50,6 +50,8 @@ public final class Agent {
     private let metrics = MetricsExporter()
     private var links: LinkSource?
     private var signals: SignalSource?
+    /// ModemManager's modems, when `modemmanager = yes`.
+    private var modems: ModemSource?
     private var core: AgentCore
     /// Kinds by interface index, read once per interface (and name): every netlink
     /// batch re-selects the uplinks, and sysfs does not change under them.
@@ -149,11 +151,24 @@ public final class Agent {
             linksChanged(links, events: events)
         }
         links = source
+        startModems()
         let hooks = options.runHooks ? "\(configuration.agent.hooksDirectory) and \(configuration.agent.vendorHooksDirectory)" : "nowhere"
         Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(hooks)")
         startRoutingGuard(source)
         startServiceNotifications()
         linksChanged(source.links, events: [])
+    }
+
+    // MARK: modems
+
+    private func startModems() {
+        guard configuration.agent.modems.useModemManager, let source = adapters.modems(loop) else { return }
+        modems = source
+        source.onChange = { [unowned self] modems in
+            guard isRunning else { return }
+            perform(core.modemsChanged(modems, now: now()))
+        }
+        source.start(signalIntervalMilliseconds: configuration.agent.modems.signalIntervalMilliseconds)
     }
 
     // MARK: uplinkd's routing entries
@@ -276,6 +291,7 @@ public final class Agent {
         do { try loop.run() } catch { throw .system(error) }
         links = nil
         signals = nil
+        modems = nil
     }
 
     /// Asks a running agent to stop as on TERM; safe from any thread.
@@ -436,17 +452,17 @@ public final class Agent {
                 }
             case .runHook(var event):
                 event.configurationPath = loader?.explicitPath
-                if event.kind == .verdict {
-                    Log.notice("\(event.interface?.value ?? "-"): \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue) (\(event.reason.rawValue))")
-                } else if event.kind == .repair {
-                    Log.notice("routing: hooks re-apply the routes of primary \(event.primary?.value ?? "none")")
-                } else {
-                    Log.notice("primary: \(event.previousPrimary?.value ?? "none") -> \(event.primary?.value ?? "none") (\(event.primaryReason?.rawValue ?? "-"))")
-                }
+                Log.event(event)
                 hookEvents.append(event)
                 if options.runHooks { adapters.hooks.enqueue(event) }
             case .note(let note):
                 Log.note(note)
+            case .recoverModem(let equipmentID, let step):
+                switch step {
+                case .reconnect: modems?.reconnect(equipmentID)
+                case .reset: modems?.reset(equipmentID)
+                case .powerCycle: break
+                }
             }
         }
         let state = core.state(now: now(), pid: Int(getpid()))

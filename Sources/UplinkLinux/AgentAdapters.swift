@@ -10,6 +10,8 @@ public struct AgentAdapters {
     public var files: NetworkFileReading
     public var validator: AnswerValidating
     public var traffic: TrafficCounting
+    /// Makes the modem source when the agent starts with `modemmanager = yes`.
+    public var modems: (EventLoop) -> ModemSource? = { _ in nil }
     /// Makes the link source when the agent starts: the loop, the netlink receive
     /// buffer size, and where each batch of changes goes.
     public var links: (EventLoop, Int, @escaping LinkHandler) throws(AdapterError) -> LinkSource
@@ -32,7 +34,7 @@ public struct AgentAdapters {
     public static func linux(loop: EventLoop, configuration: Configuration) throws(AdapterError) -> AgentAdapters {
         let prober: HTTPProber
         do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
-        return AgentAdapters(
+        var adapters = AgentAdapters(
             prober: prober, resolver: DNSResolver(loop: loop),
             hooks: HookRunner(loop: loop, directories: HookDirectories(configuration.agent),
                               timeoutMilliseconds: configuration.agent.hookTimeoutMilliseconds),
@@ -45,5 +47,7 @@ public struct AgentAdapters {
                     throw .netlink(error)
                 }
             })
+        adapters.modems = { loop in ModemManagerClient(loop: loop) }
+        return adapters
     }
 }

@@ -1,7 +1,24 @@
 import UplinkCore
 
-/// How the agent words the core's notes in its log.
+/// How the agent words the core's notes and events in its log.
 extension Log {
+    static func event(_ event: HookEvent) {
+        let interface = event.interface?.value ?? "-"
+        switch event.kind {
+        case .verdict:
+            notice("\(interface): \(event.previousVerdict.rawValue) -> \(event.verdict.rawValue) (\(event.reason.rawValue))")
+        case .repair:
+            notice("routing: hooks re-apply the routes of primary \(event.primary?.value ?? "none")")
+        case .primary, .stop:
+            notice("primary: \(event.previousPrimary?.value ?? "none") -> \(event.primary?.value ?? "none") (\(event.primaryReason?.rawValue ?? "-"))")
+        case .recover:
+            let modem = event.modem.map { "modem \($0.equipmentID) " } ?? "modem "
+            let total = event.modem.map { ", recovery step \($0.recoveriesTotal) since start" } ?? ""
+            warning("\(interface): \(modem)registered but the uplink is not online (\(event.verdict.rawValue), \(event.reason.rawValue)): "
+                    + "recovery step \(event.recoveryStep?.rawValue ?? "-")\(total)")
+        }
+    }
+
     static func note(_ note: AgentNote) {
         switch note {
         case .suppressed(let name, let penalty, let limit, let releaseSeconds):

@@ -93,6 +93,8 @@ public final class HookRunner: HookSink {
             Log.info("hook \(name): stop")
         case .repair:
             Log.info("hook \(name): repair (primary \(event.primary?.value ?? "none"))")
+        case .recover:
+            Log.info("hook \(name): recover \(event.interface?.value ?? "-") \(event.recoveryStep?.rawValue ?? "-")")
         }
         do {
             running = try ChildProcess(

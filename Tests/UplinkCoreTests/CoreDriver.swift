@@ -30,6 +30,8 @@ struct CoreDriver {
     private(set) var plans: [RoundPlan] = []
     private(set) var hooks: [HookEvent] = []
     private(set) var notes: [AgentNote] = []
+    /// Recovery steps the core asked the modem adapter to take.
+    private(set) var recoveries: [(equipmentID: String, step: RecoveryStep, at: Int)] = []
     private var inFlight: [(plan: RoundPlan, generation: Int)] = []
 
     init(_ configuration: Configuration) {
@@ -64,6 +66,8 @@ struct CoreDriver {
                 hooks.append(event)
             case .note(let note):
                 notes.append(note)
+            case .recoverModem(let id, let step):
+                recoveries.append((id, step, now))
             }
         }
     }

@@ -1,0 +1,88 @@
+/// A modem's figures as the agent publishes them beside the uplink it carries: in
+/// `status`, `status --json` and `check --json` (`modem`), the state file's appended
+/// columns, the Prometheus textfile and the hook environment (`UPLINK_MODEM_*`).
+public struct ModemStatus: Sendable, Equatable {
+    public var equipmentID: String
+    public var state: ModemState
+    public var registration: RegistrationState?
+    public var operatorName: String?
+    public var operatorCode: String?
+    public var accessTechnologies: AccessTechnologies
+    public var signal: SignalFigures
+    public var signalQualityPercent: Int?
+    /// The highest recovery step of the current episode; nil: none.
+    public var recoveryStep: RecoveryStep?
+    /// Recovery steps taken since the agent started.
+    public var recoveriesTotal: Int
+
+    public init(_ facts: ModemFacts, recoveryStep: RecoveryStep? = nil, recoveriesTotal: Int = 0) {
+        equipmentID = facts.equipmentID
+        state = facts.state
+        registration = facts.registration
+        operatorName = facts.operatorName
+        operatorCode = facts.operatorCode
+        accessTechnologies = facts.accessTechnologies
+        signal = facts.signal
+        signalQualityPercent = facts.signalQualityPercent
+        self.recoveryStep = recoveryStep
+        self.recoveriesTotal = recoveriesTotal
+    }
+
+    /// A figure in tenths, as the outputs print it (-98.5).
+    static func tenths(_ value: Double?) -> Int? {
+        guard let value, value.isFinite, abs(value) < 1_000_000 else { return nil }
+        return Int((value * 10).rounded())
+    }
+
+    public var json: JSONValue {
+        func figure(_ value: Double?) -> JSONValue { ModemStatus.tenths(value).map { .fixed($0, scale: 1) } ?? .null }
+        return .object([
+            ("equipment_id", .string(equipmentID)),
+            ("state", .string(state.name)),
+            ("registration", .optional(registration?.name)),
+            ("operator", .optional(operatorName)),
+            ("operator_code", .optional(operatorCode)),
+            ("access_technology", .optional(accessTechnologies.isEmpty ? nil : accessTechnologies.names)),
+            ("rsrp_dbm", figure(signal.rsrpDBm)),
+            ("rsrq_db", figure(signal.rsrqDB)),
+            ("sinr_db", figure(signal.sinrDB)),
+            ("rssi_dbm", figure(signal.rssiDBm)),
+            ("signal_quality_pct", signalQualityPercent.map(JSONValue.int) ?? .null),
+            ("recovery_step", .optional(recoveryStep?.rawValue)),
+            ("recoveries_total", .int(recoveriesTotal)),
+        ])
+    }
+
+    /// The hook environment's `UPLINK_MODEM_*` (empty values for what is unknown).
+    public var environment: [String] {
+        func figure(_ value: Double?) -> String { ModemStatus.tenths(value).map { PrometheusText.decimal($0, scale: 1) } ?? "" }
+        return [
+            "UPLINK_MODEM_EQUIPMENT_ID=\(equipmentID)",
+            "UPLINK_MODEM_STATE=\(state.name)",
+            "UPLINK_MODEM_REGISTRATION=\(registration?.name ?? "")",
+            "UPLINK_MODEM_OPERATOR=\(operatorName ?? "")",
+            "UPLINK_MODEM_OPERATOR_CODE=\(operatorCode ?? "")",
+            "UPLINK_MODEM_ACCESS_TECHNOLOGY=\(accessTechnologies.names)",
+            "UPLINK_MODEM_RSRP_DBM=\(figure(signal.rsrpDBm))",
+            "UPLINK_MODEM_RSRQ_DB=\(figure(signal.rsrqDB))",
+            "UPLINK_MODEM_SINR_DB=\(figure(signal.sinrDB))",
+            "UPLINK_MODEM_SIGNAL_QUALITY_PCT=\(signalQualityPercent.map(String.init) ?? "")",
+            "UPLINK_MODEM_RECOVERY_STEP=\(recoveryStep?.rawValue ?? "")",
+            "UPLINK_MODEM_RECOVERIES_TOTAL=\(recoveriesTotal)",
+        ]
+    }
+
+    /// The short clause `uplinkd status` prints: "modem registered home, lte, -98.5 dBm".
+    public var summary: String {
+        var parts = ["modem \(state.name)" + (registration.map { " \($0.name)" } ?? "")]
+        if let operatorName, !operatorName.isEmpty { parts.append(operatorName.printableEscaped) }
+        if !accessTechnologies.isEmpty { parts.append(accessTechnologies.names) }
+        if let rsrp = ModemStatus.tenths(signal.rsrpDBm) {
+            parts.append("RSRP \(PrometheusText.decimal(rsrp, scale: 1)) dBm")
+        } else if let quality = signalQualityPercent {
+            parts.append("signal \(quality)%")
+        }
+        if let recoveryStep { parts.append("recovery: \(recoveryStep.rawValue) (\(recoveriesTotal) in all)") }
+        return parts.joined(separator: ", ")
+    }
+}
