@@ -4,6 +4,22 @@
 struct ModemRecord: Sendable {
     var facts: ModemFacts?
     var ladder = RecoveryLadder()
+    /// Why it cannot carry data now, as last worked out (a modem in passage keeps it).
+    var evidence: Reason?
+    /// A bearer of it was seen connected: its data sessions are ModemManager's.
+    var dataManaged = false
+
+    /// Takes what ModemManager says now (nil: nothing, it is away or the modem is
+    /// re-enumerating).
+    mutating func update(_ facts: ModemFacts?) {
+        self.facts = facts
+        guard let facts else {
+            evidence = nil
+            return
+        }
+        if facts.bearers.contains(where: \.connected) { dataManaged = true }
+        evidence = ModemEvidence.cannotCarryData(facts, dataManaged: dataManaged, previous: evidence)
+    }
 }
 
 /// Cellular uplinks as modems: ModemManager's word as link-level evidence, the signal
@@ -14,8 +30,8 @@ extension AgentCore {
     /// its silence proves nothing, so the uplinks go back to what their probes say).
     public mutating func modemsChanged(_ modems: [ModemFacts], now: Instant) -> [Action] {
         let present = Set(modems.map(\.equipmentID))
-        for id in modemRecords.keys where !present.contains(id) { modemRecords[id]?.facts = nil }
-        for facts in modems { modemRecords[facts.equipmentID, default: ModemRecord()].facts = facts }
+        for id in modemRecords.keys where !present.contains(id) { modemRecords[id]?.update(nil) }
+        for facts in modems { modemRecords[facts.equipmentID, default: ModemRecord()].update(facts) }
         var actions: [Action] = []
         for name in uplinks.keys.sorted() {
             guard let observed = uplinks[name]?.observed else { continue }
@@ -28,17 +44,9 @@ extension AgentCore {
     /// (`modem =`), else the modem whose connected bearer or whose port names the
     /// interface.
     func modemID(for name: InterfaceName) -> String? {
-        switch configuration.interfaces[name]?.modem {
-        case .noModem?:
-            return nil
-        case .equipment(let id)?:
-            return id
-        case nil:
-            return modemRecords.keys.sorted().first { id in
-                guard let facts = modemRecords[id]?.facts else { return false }
-                return facts.dataInterfaces.contains(name.value) || facts.ports.contains(name.value)
-            }
-        }
+        let binding = configuration.interfaces[name]?.modem
+        if case .equipment(let id)? = binding { return id }
+        return ModemFacts.carrying(name, binding: binding, among: modemRecords.values.compactMap(\.facts))?.equipmentID
     }
 
     /// What ModemManager says now of the modem that carries `name`.
@@ -49,8 +57,7 @@ extension AgentCore {
     /// The link as the kernel shows it, unless the modem says it cannot carry data.
     func evaluateLink(_ facts: LinkFacts) -> LinkEvaluator.Result {
         let link = LinkEvaluator.evaluate(facts)
-        guard case .probe = link, let modem = modemFacts(for: facts.name),
-              let reason = ModemEvidence.cannotCarryData(modem) else { return link }
+        guard case .probe = link, let id = modemID(for: facts.name), let reason = modemRecords[id]?.evidence else { return link }
         return .down(reason: reason)
     }
 
@@ -59,8 +66,9 @@ extension AgentCore {
     mutating func climbLadders(now: Instant) -> [Action] {
         var actions: [Action] = []
         for name in uplinks.keys.sorted() {
-            guard let uplink = uplinks[name], let id = modemID(for: name), let facts = modemRecords[id]?.facts else { continue }
-            let registered = ModemEvidence.isRegistered(facts)
+            guard let uplink = uplinks[name], let id = modemID(for: name), let record = modemRecords[id],
+                  let facts = record.facts else { continue }
+            let registered = ModemEvidence.isRegistered(facts, evidence: record.evidence)
             guard let step = modemRecords[id]?.ladder.observe(online: uplink.isOnline, registered: registered,
                                                               at: now.monotonicMilliseconds,
                                                               settings: uplink.settings.recovery) else { continue }

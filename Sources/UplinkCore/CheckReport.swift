@@ -60,6 +60,8 @@ public struct CheckReport: Sendable, Equatable {
     public var looks = 1
     /// What the network's captive-portal API said, when it announced one (full rounds).
     public var captivePortal: CaptivePortalCheck?
+    /// The modem that carries the uplink, when ModemManager knows one.
+    public var modem: ModemStatus?
 
     /// Bytes the round put on the wire: its probes and its captive-portal API request.
     public var totalBytes: Int {
@@ -115,6 +117,7 @@ public struct CheckReport: Sendable, Equatable {
             ("looks", .int(looks)),
             ("dns", dns?.json ?? .null),
             ("captive_portal_api", captivePortal?.json ?? .null),
+            ("modem", modem?.json ?? .null),
             ("probes", .array(probeValues)),
         ])
     }
@@ -144,6 +147,7 @@ public struct CheckReport: Sendable, Equatable {
             }
         }
         if looks > 1 { line += " after \(looks) looks" }
+        if let modem { line += " (\(modem.summary))" }
         return line + " in \(elapsedMilliseconds) ms"
     }
 }

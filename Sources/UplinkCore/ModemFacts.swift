@@ -197,3 +197,20 @@ public struct ModemFacts: Sendable, Equatable {
         bearers.filter(\.connected).compactMap(\.interface)
     }
 }
+
+extension ModemFacts {
+    /// The modem that carries the uplink `name`: the one `binding` names (none for
+    /// `modem = none`), else the one whose connected bearer or whose port names the
+    /// interface (the first by equipment identifier, should two claim it).
+    public static func carrying(_ name: InterfaceName, binding: ModemBinding?, among modems: [ModemFacts]) -> ModemFacts? {
+        switch binding {
+        case .noModem?:
+            return nil
+        case .equipment(let id)?:
+            return modems.first { $0.equipmentID == id }
+        case nil:
+            return modems.sorted { $0.equipmentID < $1.equipmentID }
+                .first { $0.dataInterfaces.contains(name.value) || $0.ports.contains(name.value) }
+        }
+    }
+}

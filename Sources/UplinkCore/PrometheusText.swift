@@ -7,7 +7,7 @@ public enum PrometheusText {
     public static func format(_ state: AgentState, counters: MetricCounters,
                               version: String = UplinkVersion.string) -> String {
         let families = agentFamilies(state, counters: counters, version: version)
-            + verdictFamilies(state, counters: counters) + qualityFamilies(state.uplinks)
+            + verdictFamilies(state, counters: counters) + qualityFamilies(state.uplinks) + modemFamilies(state.uplinks)
         // A family without samples is left out whole: no HELP or TYPE for nothing.
         return families.filter { !$0.samples.isEmpty }.map(\.text).joined()
     }
@@ -90,6 +90,33 @@ public enum PrometheusText {
             },
             perUplink("uplinkd_uplink_suppressed", "1 while flap damping keeps the uplink from being primary, else 0.",
                       .gauge) { flag($0.quality.suppressed) },
+        ]
+    }
+
+    /// The modems that carry uplinks: labelled like the uplink, plus `equipment_id`.
+    private static func modemFamilies(_ uplinks: [UplinkStatus]) -> [Family] {
+        let modems = uplinks.filter { $0.modem != nil }
+        func perModem(_ name: String, _ help: String, _ type: Family.Kind, _ value: (ModemStatus) -> String?) -> Family {
+            Family(name, help, type, modems.compactMap { uplink in
+                value(uplink.modem!).map { Sample(labels(uplink) + [("equipment_id", uplink.modem!.equipmentID)], $0) }
+            })
+        }
+        func tenths(_ value: Double?) -> String? { ModemStatus.tenths(value).map { decimal($0, scale: 1) } }
+        return [
+            perModem("uplinkd_modem_registered", "1 when the modem is registered on a network that carries data, else 0.",
+                     .gauge) { flag($0.registration?.isRegistered == true) },
+            Family("uplinkd_modem_state", "The modem's state as ModemManager names it: 1 for the current one (one series per state seen).",
+                   .gauge, modems.map { uplink in
+                       Sample(labels(uplink) + [("equipment_id", uplink.modem!.equipmentID), ("state", uplink.modem!.state.name)], "1")
+                   }),
+            perModem("uplinkd_modem_rsrp_dbm", "LTE/5G reference signal received power.", .gauge) { tenths($0.signal.rsrpDBm) },
+            perModem("uplinkd_modem_rsrq_db", "LTE/5G reference signal received quality.", .gauge) { tenths($0.signal.rsrqDB) },
+            perModem("uplinkd_modem_sinr_db", "LTE/5G signal to interference and noise ratio.", .gauge) { tenths($0.signal.sinrDB) },
+            perModem("uplinkd_modem_signal_quality_ratio", "ModemManager's signal quality figure (0 to 1).", .gauge) {
+                $0.signalQualityPercent.map { decimal($0, scale: 2) }
+            },
+            perModem("uplinkd_modem_recoveries_total", "Recovery steps taken on the modem since the agent started.",
+                     .counter) { String($0.recoveriesTotal) },
         ]
     }
 

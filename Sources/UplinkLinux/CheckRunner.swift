@@ -23,14 +23,32 @@ public final class CheckRunner {
                                  validator: ValidatorRunner(loop: loop))
 
         var reports: [CheckReport?] = Array(repeating: nil, count: interfaces.count)
-        for (position, name) in interfaces.enumerated() {
-            let facts = snapshot.facts(for: name)
-            let plan = RoundPlan.check(configuration, interface: name, index: facts?.index ?? 0,
-                                       kind: kindReader.kind(of: name, configured: configuration.configuredKind(of: name)),
-                                       link: LinkEvaluator.evaluate(facts))
-            look(plan, rounds: rounds, started: started, earlier: nil, looks: 0) { report in
-                reports[position] = report
+        let kinds = interfaces.map { kindReader.kind(of: $0, configured: configuration.configuredKind(of: $0)) }
+        let startRounds = { [self] (modems: [ModemFacts]) in
+            for (position, name) in interfaces.enumerated() {
+                let facts = snapshot.facts(for: name)
+                let modem = ModemFacts.carrying(name, binding: configuration.interfaces[name]?.modem, among: modems)
+                var link = LinkEvaluator.evaluate(facts)
+                // The modem's word costs no probe byte: a modem that cannot carry data is down.
+                if case .probe = link, let modem, let reason = ModemEvidence.cannotCarryData(modem) { link = .down(reason: reason) }
+                let plan = RoundPlan.check(configuration, interface: name, index: facts?.index ?? 0, kind: kinds[position],
+                                           link: link)
+                look(plan, rounds: rounds, started: started, earlier: nil, looks: 0) { report in
+                    var report = report
+                    report.modem = modem.map { ModemStatus($0) }
+                    reports[position] = report
+                }
             }
+        }
+        // ModemManager is asked only about cellular uplinks (and those tied to a modem).
+        let cellular = zip(interfaces, kinds).contains { name, kind in
+            if case .equipment? = configuration.interfaces[name]?.modem { return true }
+            return kind == .wwan && configuration.interfaces[name]?.modem == nil
+        }
+        if cellular && configuration.agent.modems.useModemManager {
+            ModemSnapshot.take(loop: loop, completion: startRounds)
+        } else {
+            startRounds([])
         }
         do { try loop.run() } catch { throw .system(error) }
         // The loop returns only when nothing is in flight, so every report is there.

@@ -33,6 +33,9 @@ public final class ModemManagerClient: ModemSource {
     /// Bearers whose properties were asked for: ModemManager's ObjectManager lists
     /// modems only, so a bearer is read with GetAll when a modem first lists it.
     private var bearersAsked: Set<String> = []
+    /// Bearer reads not answered yet: the modems are told only once they are all in, or
+    /// a modem would look disconnected for a moment.
+    private var bearerReadsInFlight = 0
     /// Bearer properties to connect with once a reset modem is back, by equipment id.
     private var connectAfterReset: [String: (properties: DBusValue, deadlineMilliseconds: Int)] = [:]
     /// The last modems told to `onChange`, so unchanged ones are not told again.
@@ -52,7 +55,15 @@ public final class ModemManagerClient: ModemSource {
     }
 
     deinit {
+        stop()
+    }
+
+    /// Leaves the bus for good (a one-shot look is over, or the agent stops).
+    public func stop() {
+        if let reconnectTimer { loop.cancel(reconnectTimer) }
+        reconnectTimer = nil
         close()
+        onChange = nil
     }
 
     public func start(signalIntervalMilliseconds: Int) {
@@ -67,6 +78,7 @@ public final class ModemManagerClient: ModemSource {
         let code = sd_bus_open_system(&opened)
         guard code >= 0, let opened else {
             Log.notice("modems: no system bus (\(SystemError("sd_bus_open_system", errno: -code))); trying again later")
+            changed()
             scheduleReconnect()
             return
         }
@@ -192,9 +204,10 @@ public final class ModemManagerClient: ModemSource {
     private final class PendingCall {
         let client: ModemManagerClient
         let what: String
-        let reply: (OpaquePointer) -> Void
+        /// Gets the reply, nil when the call failed.
+        let reply: (OpaquePointer?) -> Void
 
-        init(client: ModemManagerClient, what: String, reply: @escaping (OpaquePointer) -> Void) {
+        init(client: ModemManagerClient, what: String, reply: @escaping (OpaquePointer?) -> Void) {
             self.client = client
             self.what = what
             self.reply = reply
@@ -203,9 +216,9 @@ public final class ModemManagerClient: ModemSource {
 
     /// Calls a method of ModemManager without starting it (no bus activation: uplinkd
     /// follows ModemManager, it never launches it). `arguments` are appended in order;
-    /// `reply` gets a successful reply only.
+    /// `reply` gets the reply, or nil when the call failed (logged).
     private func call(_ path: String, _ interface: String, _ member: String, arguments: [DBusValue] = [],
-                      what: String, reply: @escaping (OpaquePointer) -> Void = { _ in }) {
+                      what: String, reply: @escaping (OpaquePointer?) -> Void = { _ in }) {
         guard let bus else { return }
         var message: OpaquePointer?
         guard sd_bus_message_new_method_call(bus, &message, ModemManagerObjects.service, path, interface, member) >= 0,
@@ -214,7 +227,7 @@ public final class ModemManagerClient: ModemSource {
         _ = sd_bus_message_set_auto_start(message, 0)
         guard arguments.allSatisfy({ BusMessage.append($0, to: message) }) else {
             Log.warning("modems: cannot write the arguments of \(what)")
-            return
+            return reply(nil)
         }
         let pending = Unmanaged.passRetained(PendingCall(client: self, what: what, reply: reply))
         var slot: OpaquePointer?
@@ -226,7 +239,7 @@ public final class ModemManagerClient: ModemSource {
         guard code >= 0, let slot else {
             pending.release()
             Log.warning("modems: \(what): \(SystemError("sd_bus_call_async", errno: -code))")
-            return
+            return reply(nil)
         }
         // The bus owns the slot until the reply (or its timeout); the slot's end
         // releases the call's context.
@@ -247,7 +260,7 @@ public final class ModemManagerClient: ModemSource {
             } else {
                 Log.warning("modems: \(pending.what) failed: \(errorName): \(text.printableEscaped)")
             }
-            return
+            return pending.reply(nil)
         }
         pending.reply(message)
     }
@@ -262,8 +275,9 @@ public final class ModemManagerClient: ModemSource {
         defer { sd_bus_message_unref(message) }
         guard BusMessage.append(.string(ModemManagerObjects.service), to: message) else { return }
         let pending = Unmanaged.passRetained(PendingCall(client: self, what: "NameHasOwner") { [unowned self] reply in
-            guard BusMessage.read(reply)?.first?.bool == true else {
+            guard let reply, BusMessage.read(reply)?.first?.bool == true else {
                 Log.notice("modems: ModemManager is not on the system bus; cellular uplinks are judged by their probes until it is")
+                changed()
                 return
             }
             attached()
@@ -288,6 +302,7 @@ public final class ModemManagerClient: ModemSource {
         reconnectDelayMilliseconds = ModemManagerClient.firstReconnectMilliseconds
         call(ModemManagerObjects.root, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects",
              what: "GetManagedObjects") { [unowned self] reply in
+            guard let reply else { return changed() }
             guard let managed = BusMessage.read(reply)?.first else {
                 Log.warning("modems: ModemManager's object list could not be read (malformed or over the bounds)")
                 return
@@ -360,8 +375,9 @@ public final class ModemManagerClient: ModemSource {
             setUpSignalIfReady(path)
             for bearer in objects.bearerPaths(ofModemAt: path) where !bearersAsked.contains(bearer) { readBearer(bearer) }
         }
-        let modems = objects.modems
         connectModemsBackFromReset()
+        guard bearerReadsInFlight == 0 else { return }
+        let modems = objects.modems
         guard modems != lastReported else { return }
         lastReported = modems
         onChange?(modems)
@@ -370,10 +386,13 @@ public final class ModemManagerClient: ModemSource {
     private func readBearer(_ path: String) {
         guard bearersAsked.count < ModemManagerObjects.maximumObjects else { return }
         bearersAsked.insert(path)
+        bearerReadsInFlight += 1
         call(path, "org.freedesktop.DBus.Properties", "GetAll", arguments: [.string(ModemManagerObjects.bearerInterface)],
              what: "the properties of bearer \(path)") { [unowned self] reply in
-            guard let properties = BusMessage.read(reply)?.first else { return }
-            objects.interfacesAdded(path: path, .dictionary([(.string(ModemManagerObjects.bearerInterface), properties)]))
+            bearerReadsInFlight -= 1
+            if let reply, let properties = BusMessage.read(reply)?.first {
+                objects.interfacesAdded(path: path, .dictionary([(.string(ModemManagerObjects.bearerInterface), properties)]))
+            }
             changed()
         }
     }

@@ -12,6 +12,8 @@ final class LinkPrinter {
     /// shown when its interface was an uplink before it *or* is one after it, so losing
     /// the default route (which ends "uplink" status in automatic mode) is still told.
     private var uplinkIndices: Set<Int> = []
+    /// ModemManager's modems, shown beside the interfaces they carry.
+    var modems: [ModemFacts] = []
 
     init(configuration: Configuration, json: Bool, all: Bool) {
         self.configuration = configuration
@@ -27,14 +29,30 @@ final class LinkPrinter {
         configuration.uplinkSelection.isUplink(facts, kind: kind)
     }
 
+    /// Whether ModemManager is worth asking: a cellular interface is listed, or one
+    /// is tied to a modem.
+    func wantsModems(_ links: [Int: LinkFacts]) -> Bool {
+        configuration.agent.modems.useModemManager && links.values.contains { facts in
+            if case .equipment? = configuration.interfaces[facts.name]?.modem { return true }
+            return kind(of: facts) == .wwan && configuration.interfaces[facts.name]?.modem == nil
+        }
+    }
+
     func printAll(_ links: [Int: LinkFacts]) {
         for facts in links.values.sorted(by: { $0.index < $1.index }) {
             let kind = kind(of: facts)
             let uplink = isUplink(facts, kind: kind)
             if uplink { uplinkIndices.insert(facts.index) }
             guard uplink || all else { continue }
-            emit(LinkReport.json(facts, kind: kind, isUplink: uplink).serialized(),
-                 human: LinkReport.humanLine(facts, kind: kind, isUplink: uplink))
+            let modem = ModemFacts.carrying(facts.name, binding: configuration.interfaces[facts.name]?.modem, among: modems)
+                .map { ModemStatus($0) }
+            var json = LinkReport.json(facts, kind: kind, isUplink: uplink)
+            if case .object(var members) = json {
+                members.append(("modem", modem?.json ?? .null))
+                json = .object(members)
+            }
+            emit(json.serialized(),
+                 human: LinkReport.humanLine(facts, kind: kind, isUplink: uplink) + (modem.map { "  " + $0.summary } ?? ""))
         }
     }
 

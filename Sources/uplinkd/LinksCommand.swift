@@ -32,7 +32,9 @@ enum LinksCommand {
         let printer = LinkPrinter(configuration: configuration, json: parsed.json, all: parsed.all)
         if !parsed.watch {
             do {
-                printer.printAll(try NetlinkSnapshot().links)
+                let links = try NetlinkSnapshot().links
+                if printer.wantsModems(links) { printer.modems = try modemSnapshot() }
+                printer.printAll(links)
             } catch {
                 printError("\(error)")
                 return ExitStatus.software
@@ -40,6 +42,15 @@ enum LinksCommand {
             return 0
         }
         return watch(printer: printer, configuration: configuration)
+    }
+
+    /// ModemManager's modems, asked once.
+    private static func modemSnapshot() throws -> [ModemFacts] {
+        let loop = try EventLoop()
+        var modems: [ModemFacts] = []
+        ModemSnapshot.take(loop: loop) { modems = $0 }
+        try loop.run()
+        return modems
     }
 
     private static func watch(printer: LinkPrinter, configuration: Configuration) -> Int32 {

@@ -60,6 +60,7 @@ enum StatusCommand {
                 if quality.flapPenalty > 0 {
                     line += ", flap penalty \(quality.flapPenalty)" + (quality.suppressed ? " (suppressed)" : "")
                 }
+                if let modem = uplink.modem { line += ", " + modem.summary }
                 line += ", \(uplink.bytesToday) probe bytes today"
                 if let budget = uplink.budgetBytes {
                     line += " of \(budget)" + (uplink.budgetExhausted ? " (budget spent: probing on link events only)" : "")
