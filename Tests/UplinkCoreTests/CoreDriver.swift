@@ -82,6 +82,16 @@ struct CoreDriver {
         return actions
     }
 
+    /// What ModemManager says now (at `time`, else the driver's `now`); returns the
+    /// step's actions.
+    @discardableResult
+    mutating func modems(_ modems: [ModemFacts], at time: Int? = nil) -> [AgentCore.Action] {
+        if let time { now = time }
+        let actions = core.modemsChanged(modems, now: instant)
+        take(actions)
+        return actions
+    }
+
     /// The rounds in flight, oldest first.
     var inFlightRounds: [(interface: InterfaceName, purpose: RoundPurpose, generation: Int)] {
         inFlight.map { ($0.plan.interface, $0.plan.purpose, $0.generation) }
