@@ -34,6 +34,15 @@ def pytest_report_header(config):
     return lines
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """item.rep_setup / rep_call / rep_teardown: lets a fixture see at teardown
+    whether its test failed (test_modemrig.py prints the rig's logs then)."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
 @pytest.fixture(scope="session")
 def netns_ok():
     reason = netns_unavailable_reason()
