@@ -79,9 +79,21 @@ public struct TrafficMonitor: Sendable {
         alarmed = false
     }
 
+    /// A shorter stall rule for busy links: this many packets left unanswered for this
+    /// long (several of the uplink's own round trips) is a stall too.
+    public struct QuickStall: Sendable, Equatable {
+        public var windowMilliseconds: Int
+        public var unansweredPackets: UInt64
+
+        public init(windowMilliseconds: Int, unansweredPackets: UInt64) {
+            self.windowMilliseconds = windowMilliseconds
+            self.unansweredPackets = unansweredPackets
+        }
+    }
+
     /// Takes the interface's received and transmitted packet counters.
     public mutating func sample(receivedPackets rx: UInt64, transmittedPackets tx: UInt64, at now: Int,
-                                windowMilliseconds: Int) -> Observation {
+                                windowMilliseconds: Int, quick: QuickStall? = nil) -> Observation {
         lastSampleMilliseconds = now
         self.windowMilliseconds = windowMilliseconds
         guard let previous = last, rx >= previous.rx, tx >= previous.tx else {
@@ -106,8 +118,11 @@ public struct TrafficMonitor: Sendable {
             transmittedAtLastReceive = tx
             alarmed = false
         }
-        if !alarmed && tx - transmittedAtLastReceive >= TrafficMonitor.unansweredPackets
-            && now - lastReceiveMilliseconds >= windowMilliseconds {
+        let unanswered = tx - transmittedAtLastReceive
+        let silence = now - lastReceiveMilliseconds
+        let slow = unanswered >= TrafficMonitor.unansweredPackets && silence >= windowMilliseconds
+        let fast = quick.map { unanswered >= $0.unansweredPackets && silence >= $0.windowMilliseconds } ?? false
+        if !alarmed && (slow || fast) {
             alarmed = true
             return .stalled
         }

@@ -11,6 +11,8 @@ public enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
     /// The hooks told of a portal finished (the portal-login hook may have logged in).
     case hookFinished = "hook-finished"
     case lightRoundFailed = "light-round-failed"
+    /// A liveness round's handshake failed.
+    case livenessFailed = "liveness-failed"
     /// A light round found online a family that the last full round had not.
     case familyBack = "family-back"
     case verificationFailed = "verification-failed"
@@ -25,7 +27,16 @@ public enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
     var suspectsUplink: Bool {
         switch self {
         case .linkChanged, .hookFinished: return false
-        case .linkTouched, .lightRoundFailed, .familyBack, .verificationFailed, .stallAlarm: return true
+        case .linkTouched, .lightRoundFailed, .livenessFailed, .familyBack, .verificationFailed, .stallAlarm: return true
+        }
+    }
+
+    /// Whether the full round confirms a suspicion that the uplink passes nothing,
+    /// and so may use time limits below the usual floor (see `AgentCore.plan`).
+    var confirmsFailure: Bool {
+        switch self {
+        case .stallAlarm, .lightRoundFailed, .livenessFailed, .verificationFailed: return true
+        case .linkChanged, .linkTouched, .hookFinished, .familyBack: return false
         }
     }
 }

@@ -212,10 +212,12 @@ class LanResult:
 class LanClient:
     """lanclient.py in the LAN namespace; its log parsed on demand."""
 
-    def __init__(self, lb: "FailoverLab", log: Path, period=0.1, timeout=1.0, size=512):
+    def __init__(self, lb: "FailoverLab", log: Path, period=0.1, timeout=1.0, size=512, concurrent=False):
         self.lab, self.log = lb, log
         argv = [sys.executable, str(LANCLIENT), "--target", INTERNET_ADDR, "--period", str(period),
                 "--timeout", str(timeout), "--size", str(size), "--log", str(log)]
+        if concurrent:
+            argv.append("--concurrent")
         self.proc = lb.procs.start_ready("lanclient", "lan", argv)
 
     def running(self) -> bool:
@@ -254,7 +256,7 @@ class LanClient:
         rs = self.results()
         before = [r.end for r in rs if r.ok and r.start < cut]
         after = [r.end for r in rs if r.ok and r.start >= cut and r.upstream == via]
-        return (before[-1] if before else None, after[0] if after else None)
+        return (max(before) if before else None, min(after) if after else None)
 
     def failures(self, since: Optional[float] = None, until: Optional[float] = None):
         return [r for r in self.results(since, until) if not r.ok]
@@ -677,8 +679,8 @@ class FailoverLab(Lab):
         finally:
             self.restore(iface)
 
-    def lan_client(self, period=0.1, timeout=1.0, size=512, name="lanclient") -> LanClient:
-        return LanClient(self, self.dir / "logs" / f"{name}.log", period, timeout, size)
+    def lan_client(self, period=0.1, timeout=1.0, size=512, name="lanclient", concurrent=False) -> LanClient:
+        return LanClient(self, self.dir / "logs" / f"{name}.log", period, timeout, size, concurrent)
 
     # -- the agent's configuration and hooks ------------------------------------------------
     def agent_config(self, interfaces: Optional[dict] = None, sections: Optional[dict] = None) -> str:
