@@ -225,7 +225,7 @@ public struct AgentCore: Sendable {
             return []
         }
         var actions: [Action] = []
-        let quick = TrafficEvidence.quickStall(uplink.figures, windowMilliseconds: window)
+        let quick = TrafficMonitor.QuickStall.of(uplink.figures, windowMilliseconds: window)
         switch uplink.traffic.monitor.sample(receivedPackets: receivedPackets, transmittedPackets: transmittedPackets,
                                              at: at, windowMilliseconds: window, quick: quick) {
         case .flowing(answered: true):

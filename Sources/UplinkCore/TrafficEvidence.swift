@@ -10,23 +10,6 @@ struct TrafficEvidence: Sendable {
     /// up to the maximum (one-way traffic must not cost a round every second).
     static let falseAlarmPauseMilliseconds = 10_000...300_000
 
-    /// The quick stall rule: at least this many packets unanswered for several round
-    /// trips of the uplink's own: 8 smoothed round trips or 3 retransmission timeouts,
-    /// never under the floor (the sampling runs every 100 ms while packets leave).
-    static let quickStallPackets: UInt64 = 4
-    static let quickStallFloorMilliseconds = 300
-    static let quickStallRoundTrips = 8
-
-    /// The quick rule for an uplink of these figures, when it is shorter than the
-    /// configured window; nil before its round trips are known.
-    static func quickStall(_ figures: QualityFigures?, windowMilliseconds: Int) -> TrafficMonitor.QuickStall? {
-        guard let roundTrip = figures?.roundTripMilliseconds else { return nil }
-        let variation = figures?.roundTripVariationMilliseconds ?? roundTrip / 2
-        let window = max(quickStallFloorMilliseconds, quickStallRoundTrips * roundTrip, 3 * (roundTrip + 4 * variation))
-        guard window < windowMilliseconds else { return nil }
-        return TrafficMonitor.QuickStall(windowMilliseconds: window, unansweredPackets: quickStallPackets)
-    }
-
     var monitor = TrafficMonitor()
     /// When a sample last saw traffic that was answered.
     private(set) var lastAnsweredMilliseconds: Int?

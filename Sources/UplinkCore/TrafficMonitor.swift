@@ -89,6 +89,23 @@ public struct TrafficMonitor: Sendable {
             self.windowMilliseconds = windowMilliseconds
             self.unansweredPackets = unansweredPackets
         }
+
+        /// At least this many packets unanswered for several round trips of the
+        /// uplink's own: 8 smoothed round trips or 3 retransmission timeouts, never
+        /// under the floor (the sampling runs every 100 ms while packets leave).
+        public static let packets: UInt64 = 4
+        public static let floorMilliseconds = 300
+        public static let roundTrips = 8
+
+        /// The quick rule for an uplink of these figures, when it is shorter than the
+        /// configured window; nil before its round trips are known.
+        public static func of(_ figures: QualityFigures?, windowMilliseconds: Int) -> QuickStall? {
+            guard let roundTrip = figures?.roundTripMilliseconds else { return nil }
+            let variation = figures?.roundTripVariationMilliseconds ?? roundTrip / 2
+            let window = max(floorMilliseconds, roundTrips * roundTrip, 3 * (roundTrip + 4 * variation))
+            guard window < windowMilliseconds else { return nil }
+            return QuickStall(windowMilliseconds: window, unansweredPackets: packets)
+        }
     }
 
     /// Takes the interface's received and transmitted packet counters.
