@@ -15,7 +15,8 @@ commands ModemManager sends to probe, initialise, enable, register, connect
 (PPP-style: ATD*99***<cid># then CONNECT), read signal (+CSQ, +CESQ) and
 reset (+CFUN=15) a modem, and answers anything else with ERROR (logged, so a
 missing command shows up in the log). Registration changes are sent as
-unsolicited +CREG/+CGREG/+CEREG to every port that asked for them (n=1 or 2).
+unsolicited +CREG/+CGREG/+CEREG to every port that asked for them (n=1 or 2),
+a network-side end of the data call as +CGEV (after +CGEREP=1 or 2).
 
 A reset (AT+CFUN=15, or "unplug" on the control channel) behaves like a real
 modem rebooting: every connection is closed and nothing listens on the ports
@@ -46,6 +47,8 @@ JSON object per line in, one JSON object per line out:
       every unsolicited line sent: the same with "urc" instead of "cmd"
   {"op": "unplug", "seconds": S}     -> ports away for S seconds (null: until plug)
   {"op": "plug"}                     -> ports back at once
+  {"op": "drop_data"}                -> {"ok": true, "dropped": [cid...]}: the network
+      ends the data call (+CGEV: NW PDN DEACT <cid>, NO CARRIER on the data port)
   {"op": "ping"}                     -> {"ok": true, "up": bool, "boots": n}
   {"op": "watch"}                    -> {"ok": true, "up": bool, "boots": n}, then
       one line per change of the ports: {"event": "gone" | "back", "t", "boots"}
@@ -203,6 +206,7 @@ class PortState:
         self.echo = True
         self.verbose_errors = 0          # +CMEE
         self.reg_mode = {"CREG": 0, "CGREG": 0, "CEREG": 0}
+        self.cgerep = 0                  # +CGEREP: packet domain events (+CGEV) wanted
         self.cops_format = 0
 
 
@@ -369,6 +373,27 @@ class Modem:
                         self.record(port, conn, urc=line)
                         self.log(f"{port.short}#{conn.number} URC {line}")
 
+    def drop_data(self):
+        """The network ends every active context: +CGEV: NW PDN DEACT to the
+        ports that asked for packet domain events, and NO CARRIER on a port in
+        data mode, which goes back to command mode (as after a hang-up)."""
+        dropped = sorted(cid for cid, ctx in self.contexts.items() if ctx["active"])
+        for cid in dropped:
+            self.contexts[cid]["active"] = False
+        for port in self.ports:
+            for conn in port.conns:
+                if conn.data_mode:
+                    conn.data_mode, conn.data_cid = False, None
+                    self.send(conn, "\r\nNO CARRIER\r\n")
+                    self.record(port, conn, urc="NO CARRIER")
+                elif port.state.cgerep:
+                    for cid in dropped:
+                        line = f"+CGEV: NW PDN DEACT {cid}"
+                        self.send(conn, f"\r\n{line}\r\n")
+                        self.record(port, conn, urc=line)
+        self.log(f"network dropped contexts {dropped}")
+        return dropped
+
     # -- control channel -------------------------------------------------
     def emit(self, event):
         """Tell every watcher that the ports went away or came back."""
@@ -412,7 +437,10 @@ class Modem:
         if op == "plug":
             self.plug()
             return {"ok": True}
-        raise ControlError(f"unknown op {op!r} (known: get, set, log, unplug, plug, ping, watch)")
+        if op == "drop_data":
+            return {"ok": True, "dropped": self.drop_data()}
+        raise ControlError(f"unknown op {op!r} (known: get, set, log, unplug, plug, drop_data, "
+                           f"ping, watch)")
 
     def state(self):
         return {**self.net.as_dict(), "up": self.up, "boots": self.boots, "cfun": self.cfun,
@@ -633,6 +661,14 @@ class Modem:
             for c in cids:
                 if c in self.contexts:
                     self.contexts[c]["active"] = on
+            return [], "OK"
+        if u == "+CGEREP=?":
+            return ["+CGEREP: (0-2),(0-1)"], "OK"
+        if u == "+CGEREP?":
+            return [f"+CGEREP: {st.cgerep},0"], "OK"
+        m = re.fullmatch(r"\+CGEREP=([0-2])(?:,[01])?", u)
+        if m:
+            st.cgerep = int(m.group(1))
             return [], "OK"
         if u == "+CGATT?":
             return [f"+CGATT: {int(self.registered())}"], "OK"

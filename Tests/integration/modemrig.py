@@ -230,7 +230,7 @@ class ModemRig:
         self.procs.start("polkitd", "mm", [
             self._polkit_python, "-m", "dbusmock", "--system", "--template", "polkitd",
             "--logfile", str(self.logs / "polkitd.log")])
-        self._wait(lambda: self.name_owner(POLKIT_SERVICE), 10, "the polkitd stand-in on the bus")
+        self.wait_until(lambda: self.name_owner(POLKIT_SERVICE), 10, "the polkitd stand-in on the bus")
         self.busctl("call", POLKIT_SERVICE, POLKIT_PATH, "org.freedesktop.DBus.Mock",
                     "AllowUnknown", "b", "true")
 
@@ -275,7 +275,7 @@ class ModemRig:
             labmod.tool("ModemManager"), "--test-enable", "--no-auto-scan", "--test-no-udev",
             "--test-no-suspend-resume", "--test-no-qrtr", "--debug", "--log-level=DEBUG",
             "--log-timestamps", f"--log-file={self.logs / f'ModemManager-{self.mm_starts}.log'}"])
-        self._wait(lambda: self.name_owner(MM_SERVICE), self.ready_timeout, "ModemManager on the bus",
+        self.wait_until(lambda: self.name_owner(MM_SERVICE), self.ready_timeout, "ModemManager on the bus",
                    watch=self.mm)
         if announce:
             self.set_profile()
@@ -287,7 +287,7 @@ class ModemRig:
         if self.mm is not None:
             self.procs.stop(self.mm)
             self.mm = None
-        self._wait(lambda: not self.name_owner(MM_SERVICE), 5, "ModemManager's name to leave the bus")
+        self.wait_until(lambda: not self.name_owner(MM_SERVICE), 5, "ModemManager's name to leave the bus")
 
     def restart_modemmanager(self) -> str:
         """Stop and start ModemManager, announce the modem again; its new path."""
@@ -351,12 +351,12 @@ class ModemRig:
         def found():
             path = self.modem_path()
             return path if path and path != other_than else None
-        return self._wait(found, timeout, "the modem object" +
+        return self.wait_until(found, timeout, "the modem object" +
                           (f" at a path other than {other_than}" if other_than else ""))
 
     def wait_gone(self, path: str, timeout: float = 10.0):
         """Wait until no modem is at `path` any more."""
-        self._wait(lambda: path not in self.modems(), timeout, f"{path} to leave the bus")
+        self.wait_until(lambda: path not in self.modems(), timeout, f"{path} to leave the bus")
 
     def wait_property(self, path: str, name: str, predicate, timeout: float = 10.0,
                       interface: str = MM_MODEM):
@@ -368,7 +368,7 @@ class ModemRig:
             last[:] = [value]
             return (value,) if predicate(value) else None
         try:
-            return self._wait(check, timeout, f"{interface}.{name} of {path}")[0]
+            return self.wait_until(check, timeout, f"{interface}.{name} of {path}")[0]
         except RigError as exc:
             raise RigError(f"{exc}\nlast value: {last[0] if last else None!r}") from None
 
@@ -428,6 +428,10 @@ class ModemRig:
     def set_data_ok(self, ok: bool) -> dict:
         return self.set_network(data_ok=ok)
 
+    def drop_data(self) -> list:
+        """The network ends the data call (see atmodem.py); the cids dropped."""
+        return self.control({"op": "drop_data"})["dropped"]
+
     def emulator_state(self) -> dict:
         return self.control({"op": "get"})["state"]
 
@@ -448,7 +452,10 @@ class ModemRig:
         self.control({"op": "unplug", "seconds": seconds})
 
     # -- helpers -----------------------------------------------------------
-    def _wait(self, fn, timeout: float, what: str, watch=None):
+    def wait_until(self, fn, timeout: float, what: str, watch=None):
+        """Poll fn() every 50 ms until it returns something true (returned);
+        RigError naming `what`, with the logs, after `timeout` seconds or when
+        the LabProcess `watch` exits first."""
         deadline = time.monotonic() + timeout
         while True:
             value = fn()
@@ -463,6 +470,10 @@ class ModemRig:
 
     def _details(self) -> str:
         return f"\n{self.logs_text()}" if self.logs is not None else ""
+
+    def modemmanager_log(self) -> str:
+        """The debug log of the current (latest) ModemManager run."""
+        return labmod.read_log(self.logs / f"ModemManager-{self.mm_starts}.log")
 
     def logs_text(self, tail: int = 6000) -> str:
         """The tails of the rig's logs (ModemManager's debug log, the emulator's

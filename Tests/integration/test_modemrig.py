@@ -193,6 +193,27 @@ def test_simple_connect_gives_a_connected_ppp_bearer_and_disconnects(rig):
     assert rig.emulator_state()["contexts"]["1"]["active"] is False
 
 
+def test_network_ending_a_ppp_call_is_ignored_by_modemmanager(rig):
+    """The emulator ends the call as a modem does (+CGEV: NW PDN DEACT on the
+    control port, NO CARRIER on the data port). ModemManager 1.20 reads the
+    +CGEV, then ignores it for a PPP bearer (pppd is expected to notice): the
+    bearer stays Connected on D-Bus. What the adapter sees for this case."""
+    path = rig.modem_path()
+    enable(rig, path)
+    rig.mmcli("-m", path, "--simple-connect=apn=internet")
+    [bearer] = wait_mmcli(rig, path, "state connected", lambda m: state(m) == "connected")["generic"]["bearers"]
+    mark = rig.log_mark()
+    assert rig.drop_data() == [1]
+    urcs = [e["urc"] for e in rig.log(mark) if "urc" in e]
+    assert "+CGEV: NW PDN DEACT 1" in urcs and "NO CARRIER" in urcs, urcs
+    rig.wait_until(lambda: "network request to deactivate context (cid 1)" in rig.modemmanager_log(),
+                   5.0, "ModemManager reading the +CGEV")
+    rig.wait_until(lambda: "ignoring disconnection report" in rig.modemmanager_log(),
+                   5.0, "ModemManager deciding about the report")
+    assert rig.mmcli_json("-b", bearer)["bearer"]["status"]["connected"] == "yes"
+    assert state(modem(rig, path)) == "connected"
+
+
 def test_connect_fails_when_the_network_refuses_data(rig):
     path = rig.modem_path()
     enable(rig, path)
