@@ -39,11 +39,11 @@ for failure messages.
 """
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
 import re
-import select
 import shutil
 import signal
 import socket
@@ -138,21 +138,7 @@ def set_profile_argv(address, profile_id, plugin, ports) -> list:
 
 def first_line(popen: subprocess.Popen, timeout: float, what: str, details) -> str:
     """The first line a program writes to its stdout pipe (bounded wait)."""
-    deadline = time.monotonic() + timeout
-    fd = popen.stdout.fileno()
-    buf = b""
-    while b"\n" not in buf:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise RigError(f"{what}: no output after {timeout}s{details()}")
-        readable, _, _ = select.select([fd], [], [], left)
-        if readable:
-            chunk = os.read(fd, 512)
-            if not chunk:
-                popen.wait(timeout=5)
-                raise RigError(f"{what} exited with {popen.returncode}{details()}")
-            buf += chunk
-    return buf.split(b"\n", 1)[0].decode(errors="replace").strip()
+    return labmod.first_line(popen, timeout, what, details, error=RigError)
 
 
 class ModemRig:
@@ -484,6 +470,20 @@ class ModemRig:
 
 
 # -- the announcer (udev's part) -------------------------------------------------
+
+@contextlib.contextmanager
+def rig_for_test(request, connect=False):
+    """A fresh ModemRig for one pytest test (`request`), its modem's bearer connected
+    when `connect` (as a connection manager would leave it); its logs are printed
+    when the test failed."""
+    with ModemRig() as rig:
+        if connect:
+            rig.mmcli("-m", rig.modem_path(), "--simple-connect=apn=internet")
+        yield rig
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            print(f"\n--- modem rig logs ({rig.dir}) ---\n{rig.logs_text()}")
+
 
 def announce_main(argv=None) -> int:
     """Subscribe to the emulator's port events and call SetProfile on each

@@ -19,29 +19,16 @@ import pytest
 import modemrig
 from agentrun import uplink_is
 from failoverlab import wait_settled
-from pytesthelp import skip_or_fail
 
 IMEI = modemrig.DEFAULT_IMEI
 SETTLE = 60.0
 
 
-@pytest.fixture(scope="session")
-def rig_ok(failover_ok):
-    reason = modemrig.unavailable_reason()
-    if reason is not None:
-        skip_or_fail(reason, "the modem rig")
-
-
 @pytest.fixture
-def rig(request, rig_ok):
-    """A rig whose modem is connected (its bearer up), as a connection manager
-    would leave it; its logs are printed when the test fails."""
-    with modemrig.ModemRig() as r:
-        r.mmcli("-m", r.modem_path(), "--simple-connect=apn=internet")
+def rig(request, rig_ok, failover_ok):
+    """A rig whose modem's bearer is connected, as a connection manager would leave it."""
+    with modemrig.rig_for_test(request, connect=True) as r:
         yield r
-        report = getattr(request.node, "rep_call", None)
-        if report is not None and report.failed:
-            print(f"\n--- modem rig logs ({r.dir}) ---\n{r.logs_text()}")
 
 
 def modem_config(lb, wwan0=None, agent=None):

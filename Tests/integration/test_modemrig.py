@@ -8,26 +8,16 @@ import time
 import pytest
 
 import modemrig
-from pytesthelp import skip_or_fail
+
 
 MODEM_TIMEOUT = 15.0
-
-
-@pytest.fixture(scope="session")
-def rig_ok(netns_ok):
-    reason = modemrig.unavailable_reason()
-    if reason is not None:
-        skip_or_fail(reason, "the modem rig")
 
 
 @pytest.fixture
 def rig(request, rig_ok):
     """A fresh rig; its logs are printed when the test fails."""
-    with modemrig.ModemRig() as r:
+    with modemrig.rig_for_test(request) as r:
         yield r
-        report = getattr(request.node, "rep_call", None)
-        if report is not None and report.failed:
-            print(f"\n--- modem rig logs ({r.dir}) ---\n{r.logs_text()}")
 
 
 def modem(rig, path):
