@@ -11,8 +11,8 @@ import PackageDescription
 //                 computation (it touches no system state), so the core may depend on
 //                 it; a target of its own keeps the C pointers and lifetimes out of
 //                 the core's sources.
-//   CCurl, CNetlink, CAres, CPCRE2   system libraries found by pkg-config.
-//   CLinuxShim, CCurlShim, CAresShim, CPCRE2Shim   one tiny C shim per library: typed,
+//   CCurl, CNetlink, CAres, CPCRE2, CMosquitto   system libraries found by pkg-config.
+//   CLinuxShim, CCurlShim, CAresShim, CPCRE2Shim, CMosquittoShim   one tiny C shim per library: typed,
 //                 non-variadic wrappers for what Swift cannot call directly (PCRE2's
 //                 names and constants are macros, and its bounded search needs a C
 //                 callout).
@@ -48,15 +48,22 @@ let package = Package(
             pkgConfig: "libpcre2-8",
             providers: [.apt(["libpcre2-dev"])]
         ),
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
         .target(name: "CLinuxShim"),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         .target(name: "CAresShim", dependencies: ["CAres"]),
         .target(name: "CPCRE2Shim", dependencies: ["CPCRE2"]),
+        .target(name: "CMosquittoShim", dependencies: ["CMosquitto"]),
         .target(name: "UplinkPattern", dependencies: ["CPCRE2Shim"]),
         .target(name: "UplinkCore", dependencies: ["UplinkPattern"]),
         .target(
             name: "UplinkLinux",
-            dependencies: ["UplinkCore", "CCurl", "CNetlink", "CAres", "CLinuxShim", "CCurlShim", "CAresShim"]
+            dependencies: ["UplinkCore", "CCurl", "CNetlink", "CAres", "CLinuxShim", "CCurlShim", "CAresShim",
+                           "CMosquitto", "CMosquittoShim"]
         ),
         .target(
             name: "UplinkMonitor",

@@ -67,6 +67,9 @@ public final class Agent {
     private var announcedReady = false
     /// Observers of state changes (the embedding API); called on the loop.
     private var observers: [(AgentState, [HookEvent]) -> Void] = []
+    /// Told of the stop after the final state (with the stop event), before the loop
+    /// ends; each calls its completion when done (the MQTT goodbye).
+    private var stopObservers: [(AgentState, HookEvent?, @escaping () -> Void) -> Void] = []
     /// Watches uplinkd's routing entries for changes made behind its back.
     private var routeGuard = RouteGuard()
     private var repairTimer: EventLoop.TimerID?
@@ -126,7 +129,17 @@ public final class Agent {
         observers.append(observer)
     }
 
-    /// Sets up signals and the link source and takes the first look at the links;
+    /// Called on the loop at a stop, after the final state was written and the hooks
+    /// ran, with that state and the stop event; the loop ends when every such
+    /// observer called its completion, or after `stopObserverTimeoutMilliseconds`.
+    public func onStop(_ observer: @escaping (AgentState, HookEvent?, @escaping () -> Void) -> Void) {
+        stopObservers.append(observer)
+    }
+
+    /// Most time the stop waits for its observers.
+    public static let stopObserverTimeoutMilliseconds = 3_000
+
+        /// Sets up signals and the link source and takes the first look at the links;
     /// the loop then does the rest (`run`, or a test advancing time).
     public func start() throws(AdapterError) {
         do { try stateWriter?.prepare() } catch { throw .system(error) }
@@ -309,11 +322,23 @@ public final class Agent {
             let final = core.state(now: now(), pid: Int(getpid()), stopped: true)
             stateWriter?.publish(final)
             exportMetrics(final, events: [])
-            loop.stop()
+            finishStop(final, event: finalEvent)
         }
     }
 
-    /// Reads the configuration file again (HUP); an invalid one is refused and the
+    private func finishStop(_ final: AgentState, event: HookEvent?) {
+        var waiting = stopObservers.count
+        guard waiting > 0 else { return loop.stop() }
+        loop.schedule(afterMilliseconds: Agent.stopObserverTimeoutMilliseconds) { [weak self] in self?.loop.stop() }
+        for observer in stopObservers {
+            observer(final, event) { [weak self] in
+                waiting -= 1
+                if waiting == 0 { self?.loop.stop() }
+            }
+        }
+    }
+
+        /// Reads the configuration file again (HUP); an invalid one is refused and the
     /// running one kept. Call on the loop.
     public func reload() {
         guard !stopping else { return }
