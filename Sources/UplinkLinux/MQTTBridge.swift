@@ -90,7 +90,7 @@ public final class MQTTBridge {
                                    protocolVersion: session.protocolVersion)
             Log.debug("mqtt: connecting to \(broker) (MQTT \(versionName), keep-alive \(session.keepAliveSeconds) s)")
         } catch {
-            failed("cannot connect to \(broker): \(error)")
+            failed("cannot connect to \(broker): \(error)" + (connection.lastError.map { " (\($0))" } ?? ""))
         }
     }
 
@@ -136,10 +136,16 @@ public final class MQTTBridge {
             loop.schedule(afterMilliseconds: 0) { [weak self] in self?.finishStop() }
             return
         }
-        var why = pendingRefusal ?? (wasUp ? "lost the connection to \(broker)" : "cannot connect to \(broker)")
+        var why: String
+        if let refusal = pendingRefusal {
+            // The refusal says it all; the library's error after it is its echo.
+            why = refusal
+        } else {
+            why = wasUp ? "lost the connection to \(broker)" : "cannot connect to \(broker)"
+            if let error { why += ": \(error)" }
+            if let detail, !wasUp { why += " (\(detail))" }
+        }
         pendingRefusal = nil
-        if let error { why += ": \(error)" }
-        if let detail, error?.code == .tls || error?.code == .tlsHandshake || !wasUp { why += " (\(detail))" }
         if session.protocolVersion == 4 && !wasUp && lastFailure == nil && error == nil {
             // The fallback after a protocol refusal: again at once.
             scheduleReconnect(afterMilliseconds: 0)
@@ -246,7 +252,7 @@ public final class MQTTBridge {
     static func connackSentence(_ code: Int) -> String {
         switch code {
         case 4, 0x86: return "bad user name or password"
-        case 5, 0x87: return "not authorised"
+        case 5, 0x87: return "not authorised (wrong user name or password, or not allowed)"
         case 2, 0x85: return "client identifier not valid"
         case 3, 0x88, 0x89: return "server unavailable or busy"
         case 0x8A: return "banned"

@@ -5,7 +5,7 @@ import UplinkCore
 
 /// One libmosquitto client driven by the agent's `EventLoop`: its socket is watched
 /// by epoll (readable always, writable while libmosquitto has bytes to send or a
-/// connect under way), `mosquitto_loop_read`/`_write` run on readiness and
+/// connect under way), a zero-timeout `mosquitto_loop` runs on readiness and
 /// `mosquitto_loop_misc` (keep-alive) on a timer. No library thread is started.
 ///
 /// Ownership: the handle's user data is an unretained pointer to this object; the
@@ -32,6 +32,8 @@ final class MQTTConnection {
     private var keepAliveSeconds = 60
     /// The last error-level line of libmosquitto's log during this attempt.
     private var lastErrorLine: String?
+    /// The owner was told that the current attempt's connection ended.
+    private var disconnectReported = false
     /// Most bytes of an incoming message that are looked at (Home Assistant's
     /// birth message is one word).
     static let incomingLimitBytes = 256
@@ -81,6 +83,7 @@ final class MQTTConnection {
         guard let handle else { return }
         stopWatching()
         lastErrorLine = nil
+        disconnectReported = false
         self.keepAliveSeconds = keepAliveSeconds
         uplinkd_mqtt_set_protocol(handle, Int32(protocolVersion))
         let rc = uplinkd_mqtt_connect(handle, host, Int32(port), Int32(keepAliveSeconds))
@@ -92,6 +95,9 @@ final class MQTTConnection {
     }
 
     func setEvents(_ events: Events) { self.events = events }
+
+    /// libmosquitto's last error line of this attempt (OpenSSL's reason), if any.
+    var lastError: String? { lastErrorLine }
 
     /// Sends DISCONNECT after what is queued (libmosquitto writes its packets in
     /// order); the disconnect callback follows once it is written.
@@ -176,16 +182,13 @@ final class MQTTConnection {
         miscTimer = nil
     }
 
+    /// The socket is ready. libmosquitto 2.0 continues a TLS handshake only inside
+    /// `mosquitto_loop` (not `mosquitto_loop_read`/`_write`), so that is what runs
+    /// here, with a timeout of 0: a poll of the one socket epoll just reported, which
+    /// then reads, writes and checks the keep-alive as needed, without blocking.
     private func ready(_ readiness: EventLoop.Readiness) {
         guard let handle else { return }
-        var rc: Int32 = 0
-        if readiness.readable || readiness.failed {
-            rc = mosquitto_loop_read(handle, 1)
-        }
-        if rc == 0, self.handle != nil, mosquitto_socket(handle) >= 0, readiness.writable || readiness.failed {
-            rc = mosquitto_loop_write(handle, 1)
-        }
-        afterLoopCall(rc)
+        afterLoopCall(mosquitto_loop(handle, 0, 1))
     }
 
     /// After a loop_* call: a failure closed the socket (and told the owner through
@@ -194,7 +197,15 @@ final class MQTTConnection {
     private func afterLoopCall(_ rc: Int32) {
         guard let handle else { return }
         if mosquitto_socket(handle) < 0 {
+            let wasWatching = watched >= 0
             stopWatching()
+            // libmosquitto 2.0 closes the socket of a failed TLS handshake without
+            // its disconnect callback: the owner hears of it here instead.
+            if wasWatching && !disconnectReported {
+                disconnectReported = true
+                let code = rc != 0 ? rc : MosquittoCode.connectionLost.rawValue32
+                events.disconnected(MQTTError(code, "connection to the broker"), lastErrorLine)
+            }
             return
         }
         if rc != 0 && rc != MosquittoCode.connectionPending.rawValue32 {
@@ -231,6 +242,7 @@ final class MQTTConnection {
 
     private static let onDisconnect: uplinkd_mqtt_disconnect_callback = { user, rc in
         guard let connection = connection(user) else { return }
+        connection.disconnectReported = true
         let error = rc == 0 ? nil : MQTTError(rc, "connection to the broker")
         connection.events.disconnected(error, connection.lastErrorLine)
     }
