@@ -9,7 +9,8 @@
 ///   loss, probe bytes, flap penalty) ride along but do not trigger a message.
 /// - On every hook event: one `event` message (QoS 1), queued while disconnected.
 /// - Heartbeat: `state` again (its `written` says it is fresh) and the uplinks whose
-///   figures moved, every `heartbeat` (every `metered-heartbeat` on a metered primary).
+///   figures moved, every `heartbeat`; on a metered primary `state` alone, every
+///   `metered-heartbeat`.
 /// - At stop: the final state, the stop event and `offline`.
 public struct MQTTSession: Sendable {
     /// What the adapter does after a change.
@@ -148,7 +149,9 @@ public struct MQTTSession: Sendable {
         var messages = [MQTTMessage(topic: topics.state, payload: MQTTPayload.state(state), qos: 1, retain: true)]
         publishedState = state
         lastStateMilliseconds = now
-        for uplink in state.uplinks {
+        // On a metered primary the heartbeat is `state` alone: the uplinks' figures
+        // are in it too, and their own topics would double its bytes.
+        for uplink in state.uplinks where !primaryIsMetered {
             let payload = MQTTPayload.uplink(uplink)
             let topic = topics.uplink(uplink.interface)
             if published[topic] != payload {

@@ -238,6 +238,10 @@ struct MQTTSessionTests {
         #expect(session.keepAliveSeconds == 60 && session.heartbeatMilliseconds == 15 * 60_000)
         _ = session.changed(state("wwan0", [uplink("wwan0", .wwan, metered: true)]), events: [], now: 0)
         #expect(session.keepAliveSeconds == 20 * 60 && session.heartbeatMilliseconds == 12 * 3_600_000)
+        _ = session.connected(through: nil, now: 0)
+        _ = session.changed(state("wwan0", [uplink("wwan0", .wwan, metered: true, rtt: 80)]), events: [], now: 10)
+        // The heartbeat is `state` alone: the moved RTT is in it.
+        #expect(session.heartbeat(now: 12 * 3_600_000).map(\.topic) == ["uplinkd/gw1/state"])
     }
 
     @Test func eventsWhileAwayAreBoundedAndKeepTheirOrder() throws {
