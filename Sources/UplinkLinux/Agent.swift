@@ -139,7 +139,7 @@ public final class Agent {
     /// Most time the stop waits for its observers.
     public static let stopObserverTimeoutMilliseconds = 3_000
 
-        /// Sets up signals and the link source and takes the first look at the links;
+    /// Sets up signals and the link source and takes the first look at the links;
     /// the loop then does the rest (`run`, or a test advancing time).
     public func start() throws(AdapterError) {
         do { try stateWriter?.prepare() } catch { throw .system(error) }
@@ -338,7 +338,7 @@ public final class Agent {
         }
     }
 
-        /// Reads the configuration file again (HUP); an invalid one is refused and the
+    /// Reads the configuration file again (HUP); an invalid one is refused and the
     /// running one kept. Call on the loop.
     public func reload() {
         guard !stopping else { return }

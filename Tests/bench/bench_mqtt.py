@@ -36,8 +36,10 @@ bytes    MQTT over TLS on the wire (nftables counters on the gateway's broker li
          PINGREQ/PINGRESP exchange (pings counted from mosquitto's debug log);
          (b) keep-alive off in effect (65535 s), heartbeat 10 s, 65 s: bytes per
          heartbeat (state, uplinks whose figures moved, PUBACKs, TCP ACKs).
+         Both with eth0 (the primary) metered, so the metered path is measured.
          Projected per 30 days at the metered defaults (keep-alive 20 min, heartbeat
-         12 h) and at the unmetered ones (60 s, 15 min).
+         12 h) and at the unmetered ones (60 s, 15 min). (c) the shipped metered
+         settings as they are for --steady-window (1800 s), projected.
 memory   The agent idle for 30 s after settling, three uplinks, with and without
          `[mqtt]` (same binary): VmRSS and Private_Dirty.
 """
@@ -338,9 +340,9 @@ def agent_parts(args, parts):
         lb.serve("portal", "internet")
         creds = broker.credentials_file(work / "creds")
 
-        def start(name, mqtt_extra="", tls=False, mqtt=True, verbose=2):
+        def start(name, mqtt_extra="", tls=False, mqtt=True, verbose=2, agent=None):
             extra = broker.mqtt_section(creds, tls=tls, extra=mqtt_extra) if mqtt else ""
-            run = AgentRun(lb, work / name, config_text(uplinks="eth0 wlan0 wwan0", extra=extra),
+            run = AgentRun(lb, work / name, config_text(agent, uplinks="eth0 wlan0 wwan0", extra=extra),
                            binary=binary, verbose=verbose).start()
             run.wait_state(lambda s: uplink_is(s, "eth0", "online") and uplink_is(s, "wlan0", "online")
                            and s["primary"] == "eth0", 30, "settled")
@@ -354,7 +356,8 @@ def agent_parts(args, parts):
 
         if "latency" in parts:
             sub = Subscriber(broker, ["uplinkd/gw1/event"], work / "latency.out")
-            run = start("latency")
+            # Flap damping off: the carrier is toggled on purpose, many times.
+            run = start("latency", agent={"flap-penalty": "0"})
             before = len(run.events())
             up = False
             while len(run.events()) - before < args.latency_samples:
@@ -421,8 +424,11 @@ def agent_parts(args, parts):
             labmod.run(lb.exec_argv("gw", ["nft", "-f", "-"]), input=table)
             window = args.bytes_window
             figures = {}
-            for label, extra, what in (("ping", "keep-alive = 10s\nheartbeat = 1d\n", "Received PINGREQ from uplinkd-gw1"),
-                                       ("heartbeat", "keep-alive = 65535s\nheartbeat = 10s\n", None)):
+            metered = "\n[interface eth0]\nmetered = yes\n"     # the primary: the metered path
+            for label, extra, what in (("ping", "metered-keep-alive = 10s\nmetered-heartbeat = 7d\n" + metered,
+                                        "Received PINGREQ from uplinkd-gw1"),
+                                       ("heartbeat", "metered-keep-alive = 65535s\nmetered-heartbeat = 10s\n" + metered,
+                                        None)):
                 run = start(f"bytes-{label}", extra, tls=True)
                 time.sleep(2)   # the connect's own messages and acknowledgements are done
                 log0, err0, b0 = broker.log.stat().st_size, run.stderr_size(), counted()
@@ -435,6 +441,19 @@ def agent_parts(args, parts):
                 else:
                     n = len(re.findall(r"mqtt: sent uplinkd/gw1/state", run.stderr_since(err0)))
                 figures[label] = (b1 - b0, n)
+                run.stop()
+            steady = None
+            if args.steady_window:
+                # The metered defaults as shipped, measured over the window as they are.
+                run = start("bytes-steady", metered, tls=True)
+                time.sleep(2)
+                log0, b0 = broker.log.stat().st_size, counted()
+                time.sleep(args.steady_window)  # the measurement window
+                b1 = counted()
+                with open(broker.log, "rb") as f:
+                    f.seek(log0)
+                    n = f.read().decode(errors="replace").count("Received PINGREQ from uplinkd-gw1")
+                steady = (b1 - b0, n)
                 run.stop()
             labmod.run(lb.exec_argv("gw", ["nft", "delete", "table", "inet", "uplinkd_mqbytes"]), check=False)
             (ping_bytes, pings), (beat_bytes, beats) = figures["ping"], figures["heartbeat"]
@@ -449,6 +468,12 @@ def agent_parts(args, parts):
             print(f"per 30 days at the metered defaults (keep-alive 20 min, heartbeat 12 h): "
                   f"{metered / 1e6:.2f} MB ({month / 1200:.0f} pings, {month / 43200:.0f} heartbeats)")
             print(f"per 30 days at the unmetered defaults (keep-alive 60 s, heartbeat 15 min): {unmetered / 1e6:.1f} MB")
+            print("(heartbeats on a metered primary are `state` alone; unmetered ones add the uplinks whose "
+                  "figures moved, so the unmetered figure is a lower bound)")
+            if steady:
+                print(f"(c) metered defaults as shipped, {args.steady_window} s at steady state: {steady[0]} B "
+                      f"({steady[1]} keep-alive exchanges), {steady[0] * month / args.steady_window / 1e6:.2f} MB "
+                      f"per 30 days projected (a window without a heartbeat: the line above counts them)")
 
         if "memory" in parts:
             print("\n## agent memory, idle 30 s after settling (three uplinks, same binary)")
@@ -474,6 +499,8 @@ def main():
     ap.add_argument("--latency-samples", type=int, default=50)
     ap.add_argument("--will-runs", type=int, default=5)
     ap.add_argument("--bytes-window", type=int, default=65)
+    ap.add_argument("--steady-window", type=int, default=1800,
+                    help="seconds at the shipped metered settings (0: skip)")
     ap.add_argument("--memory-idle", type=int, default=30)
     ap.add_argument("--skip", default="")
     ap.add_argument("--smoke", action="store_true", help="tiny settings: that every part runs")
@@ -486,6 +513,7 @@ def main():
     if args.smoke:
         args.gateways, args.steady_seconds, args.burst_seconds = 200, 2, 1
         args.latency_samples, args.will_runs, args.bytes_window, args.memory_idle = 4, 1, 12, 2
+        args.steady_window = 5
     if os.geteuid() != 0:
         print("bench_mqtt: needs root (network namespaces, nftables)", file=sys.stderr)
         return 1
