@@ -45,6 +45,8 @@ public struct MQTTSession: Sendable {
     private var vanished: [InterfaceName: (since: Int, uplink: UplinkStatus)] = [:]
     /// The uplink whose address the connection uses, when it is one.
     private var connectionUplink: InterfaceName?
+    /// The keep-alive the connection was made with.
+    private var connectionKeepAliveSeconds: Int?
 
     private struct QueuedEvent: Sendable {
         var event: HookEvent
@@ -94,10 +96,13 @@ public struct MQTTSession: Sendable {
     // MARK: connection
 
     /// The broker accepted the connection, which uses the address of `through` (nil:
-    /// not an uplink's, e.g. a LAN broker).
-    public mutating func connected(through uplink: InterfaceName?, now: Int) -> [MQTTMessage] {
+    /// not an uplink's, e.g. a LAN broker) and the keep-alive given at its CONNECT
+    /// (nil: the one this session would choose now).
+    public mutating func connected(through uplink: InterfaceName?, keepAliveSeconds: Int? = nil,
+                                   now: Int) -> [MQTTMessage] {
         connected = true
         connectionUplink = uplink
+        connectionKeepAliveSeconds = keepAliveSeconds ?? self.keepAliveSeconds
         var messages = [MQTTMessage(topic: topics.availability, payload: MQTTPayload.online, qos: 1, retain: true)]
         if let discovery, published[discovery.primaryConfig.topic] == nil {
             messages += remember([discovery.primaryConfig])
@@ -115,6 +120,7 @@ public struct MQTTSession: Sendable {
     public mutating func disconnected(refusedProtocol: Bool = false) {
         connected = false
         connectionUplink = nil
+        connectionKeepAliveSeconds = nil
         if refusedProtocol && protocolVersion == 5 { protocolVersion = 4 }
     }
 
@@ -136,6 +142,13 @@ public struct MQTTSession: Sendable {
         guard connected else { return output }
         if let through = connectionUplink, previousPrimary == through, state.primary != through {
             // The events wait in the queue for the new connection.
+            output.reconnect = true
+            return output
+        }
+        if let inUse = connectionKeepAliveSeconds, inUse != keepAliveSeconds {
+            // The primary became metered (or stopped being so): the keep-alive is
+            // fixed at CONNECT, and on a metered primary its pings are most of the
+            // monthly bytes. One new connection (a handshake) settles it.
             output.reconnect = true
             return output
         }

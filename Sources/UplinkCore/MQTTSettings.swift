@@ -84,7 +84,7 @@ public struct MQTTSettings: Sendable, Equatable {
     public var meteredHeartbeatMilliseconds = 12 * 3_600_000
     /// The MQTT keep-alive, likewise; the broker gives the last will after 1.5 times it.
     public var keepAliveSeconds = 60
-    public var meteredKeepAliveSeconds = 20 * 60
+    public var meteredKeepAliveSeconds = 25 * 60
     /// Events kept while the broker cannot be reached (newest kept, oldest dropped).
     public var queueLimit = 100
     public var homeAssistant = false

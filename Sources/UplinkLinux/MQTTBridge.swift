@@ -85,8 +85,9 @@ public final class MQTTBridge {
         reconnectTimer = nil
         guard !stopping else { return }
         acknowledged = false
+        attemptKeepAliveSeconds = session.keepAliveSeconds
         do {
-            try connection.connect(host: broker.host, port: broker.port, keepAliveSeconds: session.keepAliveSeconds,
+            try connection.connect(host: broker.host, port: broker.port, keepAliveSeconds: attemptKeepAliveSeconds,
                                    protocolVersion: session.protocolVersion)
             Log.debug("mqtt: connecting to \(broker) (MQTT \(versionName), keep-alive \(session.keepAliveSeconds) s)")
         } catch {
@@ -115,12 +116,15 @@ public final class MQTTBridge {
         else { Log.notice("mqtt: connected to \(broker) (MQTT \(versionName))") }
         lastFailure = nil
         let through = connection.localAddress.flatMap(interfaceOfAddress).flatMap(InterfaceName.init)
-        send(session.connected(through: through, now: loop.nowMilliseconds))
+        send(session.connected(through: through, keepAliveSeconds: attemptKeepAliveSeconds, now: loop.nowMilliseconds))
         for topic in session.subscriptions {
             do { try connection.subscribe(topic) } catch { Log.warning("mqtt: \(error)") }
         }
         scheduleHeartbeat()
     }
+
+    /// The keep-alive of the current attempt's CONNECT.
+    private var attemptKeepAliveSeconds = 60
 
     /// A refusal seen in the CONNACK, reported when the connection ends.
     private var pendingRefusal: String?
@@ -181,7 +185,7 @@ public final class MQTTBridge {
         guard !stopping else { return }
         let output = session.changed(state, events: events, now: loop.nowMilliseconds)
         if output.reconnect {
-            Log.info("mqtt: the primary moved off the uplink the connection used; connecting again")
+            Log.info("mqtt: connecting again (the primary moved off the connection's uplink, or its metering changed the keep-alive to \(session.keepAliveSeconds) s)")
             session.disconnected()
             if let heartbeatTimer { loop.cancel(heartbeatTimer) }
             heartbeatTimer = nil

@@ -233,11 +233,22 @@ struct MQTTSessionTests {
         #expect(session.heartbeat(now: 1_920_000).map(\.topic) == ["uplinkd/gw1/state"])
     }
 
+    @Test func aPrimaryThatBecomesMeteredGetsAConnectionWithItsKeepAlive() {
+        var session = MQTTSession(settings: settings(), nodeID: "gw1")
+        // Connected at start, before any primary: the unmetered keep-alive.
+        _ = session.connected(through: nil, keepAliveSeconds: 60, now: 0)
+        let metered = session.changed(state("wwan0", [uplink("wwan0", .wwan, metered: true)]), events: [], now: 1_000)
+        #expect(metered.reconnect && session.keepAliveSeconds == 25 * 60)
+        session.disconnected()
+        _ = session.connected(through: nil, keepAliveSeconds: 25 * 60, now: 2_000)
+        #expect(!session.changed(state("wwan0", [uplink("wwan0", .wwan, metered: true, rtt: 9)]), events: [], now: 3_000).reconnect)
+    }
+
     @Test func meteredPrimaryUsesTheLeanSettings() {
         var session = MQTTSession(settings: settings(), nodeID: "gw1")
         #expect(session.keepAliveSeconds == 60 && session.heartbeatMilliseconds == 15 * 60_000)
         _ = session.changed(state("wwan0", [uplink("wwan0", .wwan, metered: true)]), events: [], now: 0)
-        #expect(session.keepAliveSeconds == 20 * 60 && session.heartbeatMilliseconds == 12 * 3_600_000)
+        #expect(session.keepAliveSeconds == 25 * 60 && session.heartbeatMilliseconds == 12 * 3_600_000)
         _ = session.connected(through: nil, now: 0)
         _ = session.changed(state("wwan0", [uplink("wwan0", .wwan, metered: true, rtt: 80)]), events: [], now: 10)
         // The heartbeat is `state` alone: the moved RTT is in it.

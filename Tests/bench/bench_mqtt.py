@@ -37,7 +37,7 @@ bytes    MQTT over TLS on the wire (nftables counters on the gateway's broker li
          (b) keep-alive off in effect (65535 s), heartbeat 10 s, 65 s: bytes per
          heartbeat (state, uplinks whose figures moved, PUBACKs, TCP ACKs).
          Both with eth0 (the primary) metered, so the metered path is measured.
-         Projected per 30 days at the metered defaults (keep-alive 20 min, heartbeat
+         Projected per 30 days at the metered defaults (keep-alive 25 min, heartbeat
          12 h) and at the unmetered ones (60 s, 15 min). (c) the shipped metered
          settings as they are for --steady-window (1800 s), projected.
 memory   The agent idle for 30 s after settling, three uplinks, with and without
@@ -150,7 +150,7 @@ class Gateway:
 
     async def connect(self):
         self.reader, self.writer = await asyncio.open_connection("127.0.0.1", 1883)
-        self.writer.write(connect_packet(self.id, 1200, f"{self.base}/availability", b"offline"))
+        self.writer.write(connect_packet(self.id, 1500, f"{self.base}/availability", b"offline"))
         kind, _ = await read_packet(self.reader)
         assert kind == 0x20, f"CONNACK expected, got {kind:#x}"
         self.task = asyncio.get_running_loop().create_task(self.acks())
@@ -460,13 +460,13 @@ def agent_parts(args, parts):
             per_ping = ping_bytes / max(1, pings)
             per_beat = (beat_bytes - 0) / max(1, beats)
             month = 30 * 86400
-            metered = month / 1200 * per_ping + month / 43200 * per_beat
+            metered = month / 1500 * per_ping + month / 43200 * per_beat
             unmetered = month / 60 * per_ping + month / 900 * per_beat
             print(f"\n## bytes on the wire (MQTT over TLS, IP bytes both ways, {window} s windows)")
             print(f"(a) {ping_bytes} B for {pings} keep-alive exchanges: {per_ping:.0f} B each")
             print(f"(b) {beat_bytes} B for {beats} heartbeats: {per_beat:.0f} B each")
-            print(f"per 30 days at the metered defaults (keep-alive 20 min, heartbeat 12 h): "
-                  f"{metered / 1e6:.2f} MB ({month / 1200:.0f} pings, {month / 43200:.0f} heartbeats)")
+            print(f"per 30 days at the metered defaults (keep-alive 25 min, heartbeat 12 h): "
+                  f"{metered / 1e6:.2f} MB ({month / 1500:.0f} pings, {month / 43200:.0f} heartbeats)")
             print(f"per 30 days at the unmetered defaults (keep-alive 60 s, heartbeat 15 min): {unmetered / 1e6:.1f} MB")
             print("(heartbeats on a metered primary are `state` alone; unmetered ones add the uplinks whose "
                   "figures moved, so the unmetered figure is a lower bound)")
