@@ -74,6 +74,9 @@ public final class Agent {
     private var announcedReady = false
     /// Observers of state changes (the embedding API); called on the loop.
     private var observers: [(AgentState, [HookEvent]) -> Void] = []
+    /// Told of the stop after the final state (with the stop event), before the loop
+    /// ends; each calls its completion when done (the MQTT goodbye).
+    private var stopObservers: [(AgentState, HookEvent?, @escaping () -> Void) -> Void] = []
     /// Watches uplinkd's routing entries for changes made behind its back.
     private var routeGuard = RouteGuard()
     private var repairTimer: EventLoop.TimerID?
@@ -133,6 +136,16 @@ public final class Agent {
     public func observe(_ observer: @escaping (AgentState, [HookEvent]) -> Void) {
         observers.append(observer)
     }
+
+    /// Called on the loop at a stop, after the final state was written and the hooks
+    /// ran, with that state and the stop event; the loop ends when every such
+    /// observer called its completion, or after `stopObserverTimeoutMilliseconds`.
+    public func onStop(_ observer: @escaping (AgentState, HookEvent?, @escaping () -> Void) -> Void) {
+        stopObservers.append(observer)
+    }
+
+    /// Most time the stop waits for its observers.
+    public static let stopObserverTimeoutMilliseconds = 3_000
 
     /// Sets up signals and the link source and takes the first look at the links;
     /// the loop then does the rest (`run`, or a test advancing time).
@@ -332,7 +345,19 @@ public final class Agent {
             stateWriter?.publish(final)
             exportMetrics(final, events: [])
             life = .stopped
-            loop.stop()
+            finishStop(final, event: finalEvent)
+        }
+    }
+
+    private func finishStop(_ final: AgentState, event: HookEvent?) {
+        var waiting = stopObservers.count
+        guard waiting > 0 else { return loop.stop() }
+        loop.schedule(afterMilliseconds: Agent.stopObserverTimeoutMilliseconds) { [weak self] in self?.loop.stop() }
+        for observer in stopObservers {
+            observer(final, event) { [weak self] in
+                waiting -= 1
+                if waiting == 0 { self?.loop.stop() }
+            }
         }
     }
 
