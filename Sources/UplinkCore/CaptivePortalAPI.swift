@@ -9,20 +9,25 @@ public struct CaptivePortalStatus: Sendable, Equatable {
     public var secondsRemaining: Int?
     public var bytesRemaining: Int?
     public var canExtendSession: Bool?
+    /// The members of the answer left out rather than trusted, each named with why
+    /// (`user-portal-url http://... refused: not https`), in the order read.
+    public var refused: [String]
 
     public init(captive: Bool, userPortalURL: String? = nil, venueInfoURL: String? = nil, secondsRemaining: Int? = nil,
-                bytesRemaining: Int? = nil, canExtendSession: Bool? = nil) {
+                bytesRemaining: Int? = nil, canExtendSession: Bool? = nil, refused: [String] = []) {
         self.captive = captive
         self.userPortalURL = userPortalURL
         self.venueInfoURL = venueInfoURL
         self.secondsRemaining = secondsRemaining
         self.bytesRemaining = bytesRemaining
         self.canExtendSession = canExtendSession
+        self.refused = refused
     }
 }
 
 /// One look at an uplink's captive-portal API: where it is, and what it said (nil
-/// status: no usable answer, with `problem` saying why).
+/// status: no usable answer, with `problem` saying why; a usable answer with members
+/// left out has them named in `problem`).
 public struct CaptivePortalCheck: Sendable, Equatable {
     public var uri: ProbeURL
     public var status: CaptivePortalStatus?
@@ -32,7 +37,7 @@ public struct CaptivePortalCheck: Sendable, Equatable {
     public init(uri: ProbeURL, status: CaptivePortalStatus?, problem: String? = nil, bytes: Int = 0) {
         self.uri = uri
         self.status = status
-        self.problem = problem
+        self.problem = problem ?? status.flatMap { $0.refused.isEmpty ? nil : $0.refused.joined(separator: "; ") }
         self.bytes = bytes
     }
 
@@ -66,7 +71,8 @@ public enum CaptivePortalAPI {
     }
 
     /// The status in an API answer's body. `captive` is required; a URL that is not
-    /// https, or a negative count, is left out rather than trusted.
+    /// https, or a count out of range, is left out rather than trusted, and named in
+    /// `refused`.
     public static func status(from body: [UInt8]) throws(Invalid) -> CaptivePortalStatus {
         let document: JSONValue
         do {
@@ -78,23 +84,42 @@ public enum CaptivePortalAPI {
         guard case .bool(let captive)? = document["captive"] else {
             throw Invalid(message: "the captive-portal API answer has no boolean \"captive\"")
         }
+        var refused: [String] = []
+        // The network controls this text: what is quoted back is made safe first.
         func url(_ key: String) -> String? {
-            guard case .string(let text)? = document[key], let parsed = try? ProbeURL(parsing: text),
-                  parsed.scheme == .https else { return nil }
+            guard let value = document[key] else { return nil }
+            guard case .string(let text) = value else {
+                refused.append("\(key) refused: not a string")
+                return nil
+            }
+            guard let parsed = try? ProbeURL(parsing: text) else {
+                refused.append("\(key) \(PortalHints.safeURL(text)) refused: not a URL")
+                return nil
+            }
+            guard parsed.scheme == .https else {
+                refused.append("\(key) \(PortalHints.safeURL(parsed.description)) refused: not https (RFC 8908)")
+                return nil
+            }
             return parsed.description
         }
         // Figures beyond these are no session a network keeps (and would overflow
         // the arithmetic of the re-check): left out like negative ones.
         func count(_ key: String, upTo limit: Int) -> Int? {
-            guard case .int(let value)? = document[key], (0...limit).contains(value) else { return nil }
-            return value
+            guard let value = document[key] else { return nil }
+            guard case .int(let figure) = value, (0...limit).contains(figure) else {
+                refused.append("\(key) refused: not a count from 0 to \(limit)")
+                return nil
+            }
+            return figure
         }
         var canExtend: Bool?
         if case .bool(let value)? = document["can-extend-session"] { canExtend = value }
-        return CaptivePortalStatus(captive: captive, userPortalURL: url("user-portal-url"), venueInfoURL: url("venue-info-url"),
-                                   secondsRemaining: count("seconds-remaining", upTo: maximumSessionSeconds),
-                                   bytesRemaining: count("bytes-remaining", upTo: maximumSessionBytes),
-                                   canExtendSession: canExtend)
+        let userPortalURL = url("user-portal-url"), venueInfoURL = url("venue-info-url")
+        let seconds = count("seconds-remaining", upTo: maximumSessionSeconds)
+        let bytes = count("bytes-remaining", upTo: maximumSessionBytes)
+        return CaptivePortalStatus(captive: captive, userPortalURL: userPortalURL, venueInfoURL: venueInfoURL,
+                                   secondsRemaining: seconds, bytesRemaining: bytes, canExtendSession: canExtend,
+                                   refused: refused)
     }
 
     /// An API URI as DHCP or RA gave it: https only (RFC 8908 section 2), within

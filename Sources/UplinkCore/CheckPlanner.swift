@@ -71,11 +71,11 @@ public enum CheckPlanner {
             }
         }
         // The network's own word comes first: an API saying "captive" makes every
-        // family captive at once, with its login page. "Not captive" proves nothing on
-        // its own (the portal may still intercept): the probes decide then.
+        // family captive at once. "Not captive" proves nothing on its own (the portal
+        // may still intercept): the probes decide then.
         if let status = captivePortal?.status, status.captive {
-            let held = Assessment(.captive, reason: .capport, portalURL: status.userPortalURL ?? captivePortal?.uri.description)
-            for family in perFamily.keys { perFamily[family] = held }
+            let portalURL = capportPortalURL(status, probed: perFamily)
+            for family in perFamily.keys { perFamily[family] = Assessment(.captive, reason: .capport, portalURL: portalURL) }
         }
         for (family, assessment) in perFamily where assessment.verdict == .captive {
             let familyResults = results.filter { $0.request.family == family && $0.request.interface == interface }
@@ -86,6 +86,19 @@ public enum CheckPlanner {
                                  probes: probeReports, elapsedMilliseconds: elapsedMilliseconds, dns: dns)
         report.captivePortal = captivePortal
         return report
+    }
+
+    /// Where a person logs in when the captive-portal API says the session is held:
+    /// the API's https `user-portal-url`; without one, what the probes heard (the
+    /// portal URL of the first family they found captive: Location, WISPr LoginURL,
+    /// meta refresh, else the probe URL); else none. Never the API's own URI: that
+    /// answers JSON, not a login page.
+    static func capportPortalURL(_ status: CaptivePortalStatus, probed: [AddressFamily: Assessment]) -> String? {
+        if let page = status.userPortalURL { return page }
+        for family in AddressFamily.allCases {
+            if let assessment = probed[family], assessment.verdict == .captive, let heard = assessment.portalURL { return heard }
+        }
+        return nil
     }
 
     /// Behind DNS hijacking every probe reaches the same portal, yet one may hear

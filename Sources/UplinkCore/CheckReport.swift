@@ -141,6 +141,7 @@ public struct CheckReport: Sendable, Equatable {
             if let status = api.status {
                 line += " (captive-portal API: \(status.captive ? "captive" : "not captive")"
                 if let seconds = status.secondsRemaining { line += ", \(seconds) s left" }
+                if let problem = api.problem { line += "; \(problem)" }
                 line += ")"
             } else {
                 line += " (captive-portal API \(api.uri): \(api.problem ?? "no answer"))"

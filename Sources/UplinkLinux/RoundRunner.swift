@@ -107,8 +107,9 @@ public final class RoundRunner {
                     return completion(CaptivePortalCheck(uri: uri, status: nil, problem: problem, bytes: bytes))
                 }
                 do throws(CaptivePortalAPI.Invalid) {
-                    let status = try CaptivePortalAPI.status(from: response.body)
-                    completion(CaptivePortalCheck(uri: uri, status: status, bytes: bytes))
+                    let check = CaptivePortalCheck(uri: uri, status: try CaptivePortalAPI.status(from: response.body), bytes: bytes)
+                    if let problem = check.problem { Log.info("\(interface): captive-portal API \(uri): \(problem)") }
+                    completion(check)
                 } catch {
                     Log.info("\(interface): \(error)")
                     completion(CaptivePortalCheck(uri: uri, status: nil, problem: error.message, bytes: bytes))

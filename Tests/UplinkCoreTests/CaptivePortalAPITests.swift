@@ -21,9 +21,22 @@ struct CaptivePortalAPITests {
                                             secondsRemaining: 326, bytesRemaining: 65_536, canExtendSession: true))
     }
 
-    @Test func whatCannotBeTrustedIsLeftOut() throws {
-        let read = try status(#"{"captive": false, "user-portal-url": "http://plain.example/", "seconds-remaining": -5, "extra": [1, {"a": null}], "bytes-remaining": 12.7}"#)
-        #expect(read == CaptivePortalStatus(captive: false, bytesRemaining: 12))
+    @Test func whatCannotBeTrustedIsLeftOutAndNamed() throws {
+        let read = try status(#"{"captive": false, "user-portal-url": "http://plain.example/", "seconds-remaining": -5, "extra": [1, {"a": null}], "bytes-remaining": 12.7, "venue-info-url": 7}"#)
+        #expect(read == CaptivePortalStatus(captive: false, bytesRemaining: 12, refused: [
+            "user-portal-url http://plain.example/ refused: not https (RFC 8908)",
+            "venue-info-url refused: not a string",
+            "seconds-remaining refused: not a count from 0 to 315360000",
+        ]))
+        // check --json says what was refused beside what the API answered.
+        let check = CaptivePortalCheck(uri: uri, status: read)
+        #expect(check.problem == "user-portal-url http://plain.example/ refused: not https (RFC 8908); "
+            + "venue-info-url refused: not a string; seconds-remaining refused: not a count from 0 to 315360000")
+        #expect(check.json["captive"] == .bool(false) && check.json["user_portal_url"] == .null)
+        // A quoted URL the network wrote is made safe before it is shown anywhere.
+        let hostile = try status(#"{"captive": true, "user-portal-url": "http://x.example/a b\u0001\u00e9"}"#)
+        #expect(hostile.refused == ["user-portal-url http://x.example/a%20b%01%C3%A9 refused: not a URL"])
+        #expect(try status(#"{"captive": true, "user-portal-url": "https://login.example/"}"#).refused.isEmpty)
     }
 
     @Test(arguments: ["", "[]", "{}", #"{"captive": "yes"}"#, #"{"captive": true"#, #"{"captive": true} x"#,
@@ -77,6 +90,72 @@ struct CaptivePortalAPITests {
         #expect(held.assessment == Assessment(.captive, reason: .capport, portalURL: "https://login.example/"))
         #expect(held.families[.ipv4]?.reason == .capport)
         #expect(held.totalBytes == 1_000)
+    }
+
+    /// RFC 8908 wants an https page: without one (an http URL refused, or none at
+    /// all) the portal URL comes from the probes' evidence, never from the API's own
+    /// URI (a JSON endpoint, no page for a person).
+    @Test(arguments: [nil, "http://portal.lab/login"] as [String?])
+    func anAPIWithoutAnHttpsPageLeavesThePortalURLToTheProbes(refusedPage: String?) throws {
+        let body = refusedPage.map { #"{"captive": true, "user-portal-url": "\#($0)"}"# } ?? #"{"captive": true}"#
+        let read = try status(body)
+        #expect(read.userPortalURL == nil)
+        let api = CaptivePortalCheck(uri: uri, status: read)
+        #expect(api.problem == refusedPage.map { "user-portal-url \($0) refused: not https (RFC 8908)" })
+        // A redirect: its Location.
+        let redirected = report(api, probes: .response(ProbeResponse(status: 302, location: "/login?from=probe")))
+        #expect(redirected.assessment == Assessment(.captive, reason: .capport, portalURL: "http://192.0.2.80/login?from=probe"))
+        #expect(redirected.families[.ipv4]?.portalURL == "http://192.0.2.80/login?from=probe")
+        #expect(redirected.json["captive_portal_api"]?["problem"] == (api.problem.map(JSONValue.string) ?? .null))
+        // A page naming its login page: the WISPr LoginURL first, else the meta refresh.
+        let wispr = "<html><!--<WISPAccessGatewayParam><Redirect><LoginURL>https://login.lab/wispr</LoginURL>"
+            + "</Redirect></WISPAccessGatewayParam>--><meta http-equiv=\"refresh\" content=\"0; url=http://login.lab/meta\"></html>"
+        let page = report(api, probes: .response(ProbeResponse(status: 200, body: Array(wispr.utf8))))
+        #expect(page.assessment.portalURL == "https://login.lab/wispr" && page.assessment.portalIsWISPrLogin)
+        let meta = "<html><head><meta http-equiv=\"refresh\" content=\"0; url=http://login.lab/meta\"></head></html>"
+        #expect(report(api, probes: .response(ProbeResponse(status: 200, body: Array(meta.utf8)))).assessment.portalURL
+            == "http://login.lab/meta")
+        // A page without a hint: the probe URL, which a browser opens onto the portal.
+        let bare = report(api, probes: .response(ProbeResponse(status: 200, body: Array("<html>hotel</html>".utf8))))
+        #expect(bare.assessment.portalURL == "http://192.0.2.80/generate_204")
+        // Probes that heard no portal: captive by the API's word, with no page to offer.
+        for outcome in [ProbeOutcome.response(ProbeResponse(status: 204)), .failure(.timeout)] {
+            let held = report(api, probes: outcome)
+            #expect(held.assessment == Assessment(.captive, reason: .capport, portalURL: nil))
+            #expect(held.json["portal_url"] == .null)
+        }
+    }
+
+    @Test func anotherFamilysEvidenceNamesThePage() {
+        let api = CaptivePortalCheck(uri: uri, status: CaptivePortalStatus(captive: true))
+        let probe = ProbeSpec(name: "p", url: try! ProbeURL(parsing: "http://probe.example/generate_204"), expectation: Expectation())
+        func result(_ family: AddressFamily, _ outcome: ProbeOutcome) -> ProbeResult {
+            ProbeResult(request: ProbeRequest(interface: "wlan0", family: family, probe: probe), outcome: outcome,
+                        elapsedMilliseconds: 5, bytes: 100)
+        }
+        let held = CheckPlanner.report(interface: "wlan0", kind: .wifi, link: .probe([.ipv4, .ipv6]),
+                                       results: [result(.ipv4, .failure(.timeout)),
+                                                 result(.ipv6, .response(ProbeResponse(status: 302, location: "http://portal.lab/v6")))],
+                                       thresholdPercent: 50, elapsedMilliseconds: 5, captivePortal: api)
+        #expect(held.families[.ipv4] == Assessment(.captive, reason: .capport, portalURL: "http://portal.lab/v6"))
+        #expect(held.families[.ipv6] == Assessment(.captive, reason: .capport, portalURL: "http://portal.lab/v6"))
+        #expect(held.assessment.portalURL == "http://portal.lab/v6")
+    }
+
+    @Test func theAgentHooksAndStateGetTheProbesPageWhenTheAPINamesNone() throws {
+        var driver = CoreDriver(CoreDriver.configuration())
+        driver.captivePortal["wlan0"] = try status(#"{"captive": true, "user-portal-url": "http://portal.lab/login"}"#)
+        driver.redirecting["wlan0"] = "http://portal.lab/login?orig=1"
+        driver.links([uplink("wlan0", index: 3, kind: .wifi)])
+        driver.answerAll()
+        let held = driver.hooks.last { $0.kind == .verdict && $0.interface == "wlan0" }
+        #expect(held?.verdict == .captive && held?.reason == .capport)
+        #expect(held?.portalURL == "http://portal.lab/login?orig=1")
+        #expect(held?.environment.contains("UPLINK_PORTAL_URL=http://portal.lab/login?orig=1") == true)
+        let state = driver.core.state(now: driver.instant, pid: 1)
+        #expect(state.uplinks.first?.portalURL == "http://portal.lab/login?orig=1")
+        #expect(StateFileFormat.encode(state).contains(" http://portal.lab/login?orig=1 "))
+        #expect(!StateFileFormat.encode(state).contains("capport.example"))
     }
 
     @Test func anAPISayingNotCaptiveLeavesItToTheProbes() {

@@ -27,6 +27,8 @@ struct CoreDriver {
     var ttlSeconds = 300
     /// What each uplink's captive-portal API answers in full rounds, if it has one.
     var captivePortal: [InterfaceName: CaptivePortalStatus] = [:]
+    /// Uplinks whose probes are all answered with a 302 to this Location (a portal).
+    var redirecting: [InterfaceName: String] = [:]
     private(set) var plans: [RoundPlan] = []
     private(set) var hooks: [HookEvent] = []
     private(set) var notes: [AgentNote] = []
@@ -173,7 +175,10 @@ struct CoreDriver {
                 let key = DNSAnswerCache.Key(host: probe.url.host, family: family)
                 let cached = plan.cachedAnswers[key]
                 request.addresses = cached ?? [IPAddress("203.0.113.80")!]
-                let outcome: ProbeOutcome = fails ? .failure(.timeout) : .response(ProbeResponse(status: 204))
+                var outcome: ProbeOutcome = fails ? .failure(.timeout) : .response(ProbeResponse(status: 204))
+                if !fails, let location = redirecting[plan.interface] {
+                    outcome = .response(ProbeResponse(status: 302, location: location))
+                }
                 let lookup = cached == nil ? lookupMilliseconds : nil
                 var result = ProbeResult(request: request, outcome: outcome,
                                          elapsedMilliseconds: (fails ? plan.timeoutMilliseconds : exchangeMilliseconds) + (lookup ?? 0),

@@ -5,7 +5,8 @@ AgentRun writes a configuration and a hooks directory, starts
 `ip netns exec GW uplinkd run --config F --state F --hooks-dir D -v -v` with
 stderr going to a file, and offers parsers for the state file and for the log
 of the recording hook, plus wait_until(predicate, timeout) polling those files
-with a deadline. Every configuration it writes says `default-probes = no` and
+with a deadline, and wait_hooks(): the one way tests wait for hook output,
+for exactly the runs (event, interface) they read. Every configuration it writes says `default-probes = no` and
 lists only probes to the lab address 203.0.113.80.
 """
 
@@ -97,11 +98,53 @@ def env_dump_hook(directory: Path) -> str:
 
 def parse_env_dumps(directory: Path) -> list:
     """[{name: value}] of every env_dump_hook run, oldest first."""
+    return [env for _, env in _timed_env_dumps(directory)]
+
+
+def _timed_env_dumps(directory: Path) -> list:
+    """[(wall-clock seconds the hook wrote it, {name: value})] of every
+    env_dump_hook run, oldest first (the file name is date +%s%N and the pid)."""
     dumps = []
     for path in sorted(Path(directory).iterdir(), key=lambda p: tuple(map(int, p.name.split(".")))):
         pairs = (item.split("=", 1) for item in path.read_bytes().decode().split("\0") if item)
-        dumps.append({k: v for k, v in pairs})
+        dumps.append((int(path.name.split(".")[0]) / 1e9, {k: v for k, v in pairs}))
     return dumps
+
+
+def hook_fields(run) -> tuple:
+    """(event, interface, verdict, reason) of one hook run, as the recording hook's
+    log (HookEvent) or an env_dump_hook file (dict) tells it."""
+    if isinstance(run, dict):
+        return tuple(run.get(k) for k in ("UPLINK_EVENT", "UPLINK_INTERFACE", "UPLINK_VERDICT", "UPLINK_REASON"))
+    return run.event, run.iface, run.verdict, run.reason
+
+
+def _matches(item, run) -> bool:
+    return all(w is None or w == f for w, f in zip(item, hook_fields(run)))
+
+
+def hook_runs_missing(runs, wanted, latest=False) -> list:
+    """The items of `wanted` that `runs` (HookEvents or env dicts, oldest first)
+    do not hold. An item is (event, interface[, verdict[, reason]]); None matches
+    anything. By default an item listed twice needs two runs, and each run answers
+    one item, the most specific items first (so a wildcard never takes a run a
+    specific item needs). latest=True: the item must be the latest run of its
+    event about its interface (of a `primary` event, the latest primary event:
+    its interface is the new primary), as a state that hooks have caught up with."""
+    if latest:
+        def last(item):
+            return next((r for r in reversed(runs) if hook_fields(r)[0] == item[0]
+                         and (item[0] == "primary" or item[1] is None or hook_fields(r)[1] == item[1])), None)
+        return [item for item in wanted if (r := last(item)) is None or not _matches(item, r)]
+    left = list(runs)
+    missing = []
+    for item in sorted(wanted, key=lambda w: sum(x is None for x in w)):
+        match = next((i for i, r in enumerate(left) if _matches(item, r)), None)
+        if match is None:
+            missing.append(item)
+        else:
+            del left[match]
+    return missing
 
 
 @dataclass(frozen=True)
@@ -366,9 +409,44 @@ class AgentRun:
             return st if st is not None and predicate(st) else None
         return self.wait_until(check, timeout, what)
 
-    def wait_events(self, count: int, timeout: float, what: str = ""):
-        return self.wait_until(lambda: (ev := self.events()) and len(ev) >= count and ev,
-                               timeout, what or f"{count} hook log lines")
+    def wait_hooks(self, wanted, timeout: float, *, since: int = 0, after: Optional[float] = None,
+                   latest: bool = False, dumps: Optional[Path] = None, what: str = ""):
+        """Wait until the hook output a test reads holds a run for each item of
+        `wanted` ((event, interface[, verdict[, reason]]), None for any; `latest`:
+        as the latest runs; see hook_runs_missing), then return that whole output,
+        oldest first. With nothing wanted it returns what has run so far, for a
+        test that asserts that something did not run.
+
+        The output is the recording hook's log (HookEvents), or with `dumps` the
+        env_dump_hook files in that directory (dicts): hooks run one after another
+        in name order, so one hook's output says nothing about another's, and the
+        state file is written before any of them runs. Only runs after the first
+        `since` count, and with `after` only those at or after that wall-clock
+        time (time.time(); the recording hook's start, an env dump's writing). On the deadline: AgentError naming what is
+        missing, with the transcript."""
+        wanted = [tuple(w) for w in wanted]
+        assert all(2 <= len(w) <= 4 for w in wanted), f"bad hook items: {wanted}"
+
+        def read():
+            if dumps is None:
+                return [(e.t, e) for e in self.events()]
+            return _timed_env_dumps(dumps)
+
+        def runs_of(timed):
+            return [r for t, r in timed[since:] if after is None or t >= after]
+
+        def check():
+            timed = read()
+            # A one-item tuple: truthy even when no hook has run yet.
+            return (not hook_runs_missing(runs_of(timed), wanted, latest)) and ([r for _, r in timed],)
+
+        try:
+            return self.wait_until(check, timeout, what or f"hook runs {wanted}")[0]
+        except AgentError as exc:
+            runs = runs_of(read())
+            raise AgentError(f"hook runs still missing: {hook_runs_missing(runs, wanted, latest)} among "
+                             f"{[hook_fields(r) for r in runs]}"
+                             + (f" in {dumps}" if dumps is not None else "") + f"\n{exc}") from None
 
     def wait_stderr(self, pattern: str, timeout: float, offset: int = 0, count: int = 1):
         rx = re.compile(pattern, re.M)

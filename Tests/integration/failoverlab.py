@@ -81,6 +81,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
+from agentrun import hook_runs_missing
 from dnslab import DHCLIENT_SCRIPT
 from inetserver import ENDPOINTS
 from lab import (INTERNET_ADDR, NO_DAD, REPO_ROOT, Lab, LabError, missing_tools, read_log,
@@ -769,14 +770,17 @@ def clear_routing(lb: Lab):
 
 # -- waiting for an agent (an agentrun.AgentRun) in the lab -------------------------------
 
+def settled_hooks(primary: str = "eth0", online=("eth0", "wlan0", "wwan0")) -> list:
+    """The hook runs (agentrun.AgentRun.wait_hooks items, latest=True) of a state
+    where the uplinks `online` are online and `primary` is primary."""
+    return [("verdict", i, "online") for i in online] + [("primary", primary)]
+
+
 def hooks_caught_up(run, primary: str = "eth0", online=("eth0", "wlan0", "wwan0")) -> bool:
     """The recording hook's log has caught up with a state where the uplinks
     `online` are online and `primary` is primary (hooks run after the state file
     is written, one at a time)."""
-    events = run.events()
-    latest = {e.iface: e.verdict for e in events if e.event == "verdict"}
-    prim = [e.primary for e in events if e.event == "primary"]
-    return bool(prim) and prim[-1] == primary and all(latest.get(i) == "online" for i in online)
+    return not hook_runs_missing(run.events(), settled_hooks(primary, online), latest=True)
 
 
 def wait_settled(run, lb: FailoverLab, timeout: float, primary: str = "eth0",
@@ -789,6 +793,8 @@ def wait_settled(run, lb: FailoverLab, timeout: float, primary: str = "eth0",
         return st["primary"] == primary and all(
             st["uplinks"].get(i, {}).get("verdict") == "online" for i in online)
     run.wait_state(state_ok, timeout, f"primary {primary}, {' '.join(online)} online")
+    run.wait_hooks(settled_hooks(primary, online), timeout, latest=True,
+                   what=f"hook lines caught up (primary {primary}, {' '.join(online)} online)")
     run.wait_until(lambda: hooks_caught_up(run, primary, online)
                    and f"dev {primary} " in lb.owned_routes() + " " and lb.route_dev() == primary,
                    timeout, f"hook lines caught up (primary {primary}) and the route through {primary}")

@@ -31,6 +31,9 @@ from pytesthelp import fail, ok
 
 SETTLE_S = 15          # start-up: first rounds (1 s probe timeout) and their hooks
 HOLD_DOWN_S = 2.0
+# The start-up hook runs of settled_agent's usual scene.
+STARTUP_HOOKS = [("verdict", "eth0", "online"), ("verdict", "wlan0", "captive"),
+                 ("verdict", "wwan0", "limited"), ("primary", "eth0")]
 STARTUP_VERDICTS = {
     "verdict eth0 unknown->online validated",
     "verdict wlan0 unknown->captive redirect",
@@ -51,12 +54,12 @@ def settle(run, primary="eth0", **verdicts):
         return st["primary"] == primary and all(uplink_is(st, i, v) for i, v in verdicts.items())
     st = ok(run.wait_state, pred, SETTLE_S, f"start-up: primary {primary}, {verdicts}")
 
-    def hooks_caught_up():
-        events = run.events()
-        latest = {e.iface: e.verdict for e in events if e.event == "verdict"}
-        prim = [e.primary for e in events if e.event == "primary"]
-        return prim and prim[-1] == primary and all(latest.get(i) == v for i, v in verdicts.items())
-    ok(run.wait_until, hooks_caught_up, SETTLE_S, f"start-up hook lines: primary {primary}, {verdicts}")
+    events = ok(run.wait_hooks, [("verdict", i, v) for i, v in verdicts.items()] + [("primary", primary)],
+                SETTLE_S, what=f"start-up hook lines: primary {primary}, {verdicts}")
+    latest = {e.iface: e.verdict for e in events if e.event == "verdict"}
+    prim = [e.primary for e in events if e.event == "primary"]
+    if prim[-1] != primary or any(latest.get(i) != v for i, v in verdicts.items()):
+        fail(run, f"the hook lines must end where the state file is: primary {primary}, {verdicts}")
     return st
 
 
@@ -95,6 +98,7 @@ def peer(lb, iface, up):
 
 def test_startup_verdicts_primary_and_hooks(lab, serve, agent):
     run, st = settled_agent(lab, serve, agent)
+    events = ok(run.wait_hooks, STARTUP_HOOKS, 10)
 
     if (st["format"], st["state"], st["pid"]) != ("1", "running", str(run.pid)):
         fail(run, "state file must say format 1, state running and the agent's pid")
@@ -121,7 +125,6 @@ def test_startup_verdicts_primary_and_hooks(lab, serve, agent):
     if not re.search(r"wwan0 ipv4 probe \w+: curl error 7: ", run.stderr_path.read_text(errors="replace")):
         fail(run, "libcurl's error text for wwan0's refused probes is not in the verbose log")
 
-    events = run.events()
     if len(events) != 4:
         fail(run, "start-up must run the hooks exactly 4 times (3 verdicts, 1 primary)")
     if {e.short for e in events if e.event == "verdict"} != STARTUP_VERDICTS:
@@ -146,7 +149,7 @@ def test_startup_verdicts_primary_and_hooks(lab, serve, agent):
     start = run.stderr_size()
     for iface in ("eth0", "wlan0", "wwan0"):
         ok(run.wait_stderr, rf"round on {iface}: ", 15, offset=start, count=2)
-    if len(run.events()) != 4:
+    if len(ok(run.wait_hooks, [], 1)) != 4:
         fail(run, "rounds with unchanged results must not run hooks")
 
 
@@ -168,12 +171,12 @@ def test_startup_primary_is_best_uplink_at_once(lab, serve, agent):
                   f"{time.monotonic() - online_at:.1f}s: the 10 s hold-down was applied to an "
                   f"uplink that never lost anything; primary {waited['primary']}")
     # The hooks run after the state is written: wait for the primary line itself
-    # (4 lines when eth0 answered first, 5 when wlan0 was primary for a moment).
+    # and both verdict lines (4 lines when eth0 answered first, 5 when wlan0 was
+    # primary for a moment).
     made_primary = ("primary -->eth0", "primary wlan0->eth0")
-    try:
-        run.wait_until(lambda: (ev := run.events()) and ev[-1].short in made_primary, 5,
-                       "a hook line making eth0 primary")
-    except AgentError:
+    events = ok(run.wait_hooks, [("verdict", "eth0", "online"), ("verdict", "wlan0", "online"),
+                                 ("primary", "eth0")], 5, what="the hook lines making eth0 primary")
+    if events[-1].short not in made_primary:
         fail(run, "the last hook line must make eth0 primary")
 
 
@@ -204,7 +207,8 @@ def test_upstream_cut_moves_primary_and_back(fresh_lab, serve, blackhole, agent)
     if n != 2:
         fail(run, f"eth0 must return after exactly 2 validated full rounds, saw {n}")
 
-    events = ok(run.wait_events, mark + 4, 10)
+    events = ok(run.wait_hooks, [("verdict", "eth0", "limited"), ("primary", "wlan0"),
+                                 ("verdict", "eth0", "online"), ("primary", "eth0")], 10, since=mark)
     new = events[mark:]
     expect_events(run, new, [
         "verdict eth0 online->limited timeout",
@@ -240,7 +244,8 @@ def test_carrier_loss_is_immediate(fresh_lab, serve, agent):
     peer(lb, "eth0", True)
     ok(run.wait_state, lambda s: uplink_is(s, "eth0", "online") and s["primary"] == "eth0",
        10, "eth0 online and primary again")
-    events = ok(run.wait_events, mark + 4, 10)
+    events = ok(run.wait_hooks, [("verdict", "eth0", "down"), ("primary", "wlan0"),
+                                 ("verdict", "eth0", "online"), ("primary", "eth0")], 10, since=mark)
     expect_events(run, events[mark:], [
         "verdict eth0 online->down no-carrier",
         "primary eth0->wlan0",
@@ -274,7 +279,10 @@ def test_portal_appears_and_goes_away(fresh_lab, serve, agent):
     if st["uplinks"]["wlan0"]["portal_url"] != "-":
         fail(run, "the portal URL must be cleared once online")
 
-    events = ok(run.wait_events, 6, 10)
+    # The primary event with none left names the old primary as its interface.
+    events = ok(run.wait_hooks, [("verdict", "wlan0", "online"), ("primary", "wlan0"),
+                                 ("verdict", "wlan0", "captive"), ("primary", "wlan0"),
+                                 ("verdict", "wlan0", "online"), ("primary", "wlan0")], 10)
     expect_events(run, events, [
         "verdict wlan0 unknown->online validated",
         "primary -->wlan0",
@@ -327,7 +335,8 @@ def test_hup_broken_config_is_refused_then_valid_reloads(fresh_lab, serve, agent
         fail(run, "valid configuration refused")
     ok(run.wait_state, lambda s: s["primary"] == "wlan0", 10,
        "primary wlan0 after reloading with priority = wifi ethernet wwan")
-    events = ok(run.wait_events, mark + 3, 10)
+    events = ok(run.wait_hooks, [("verdict", "wlan0", "down"), ("verdict", "wlan0", "online"),
+                                 ("primary", "wlan0")], 10, since=mark)
     expect_events(run, events[mark:], [
         "verdict wlan0 online->down no-carrier",
         "verdict wlan0 down->online validated",
@@ -436,7 +445,7 @@ def test_failing_and_non_executable_hooks(fresh_lab, serve, agent, tmp_path):
     })
     peer(lb, "wlan0", False)
     ok(run.wait_state, lambda s: uplink_is(s, "wlan0", "down", "no-carrier"), 3, "wlan0 down")
-    events = ok(run.wait_events, 5, 10)
+    events = ok(run.wait_hooks, STARTUP_HOOKS + [("verdict", "wlan0", "down")], 10)
     if events[-1].short != "verdict wlan0 captive->down no-carrier":
         fail(run, "10-record must run for the event after the failures too")
     err = run.stderr()
@@ -462,12 +471,12 @@ def test_slow_hook_gets_term_and_later_events_run(fresh_lab, serve, agent, tmp_p
     run, _ = settled_agent(lb, serve, agent, config=config_text({"hook-timeout": "2s"}),
                            hooks={"20-slow": hook})
     ok(run.wait_stderr, r"hook 20-slow exceeded its time limit of 2000 ms; sending TERM", 5, count=4)
-    events = run.events()
+    events = ok(run.wait_hooks, STARTUP_HOOKS, 5)
     spacing = [b.t - a.t for a, b in zip(events, events[1:])]
     if not all(1.8 <= s <= 4.0 for s in spacing):
         fail(run, f"each event should wait for 20-slow's 2 s limit, no longer: {spacing}")
     peer(lb, "wlan0", False)
-    events = ok(run.wait_events, 5, 10)
+    events = ok(run.wait_hooks, STARTUP_HOOKS + [("verdict", "wlan0", "down")], 10)
     if events[4].short != "verdict wlan0 captive->down no-carrier":
         fail(run, "later events must still run the hooks")
     if "end" in slow.read_text():
@@ -483,8 +492,8 @@ def test_hook_ignoring_term_gets_kill(lab, serve, agent, tmp_path):
             f"trap '' TERM\nexec sleep 30\n")
     run = agent(lab, config_text({"hook-timeout": "1s"}), hooks={"20-stubborn": hook})
     ok(run.wait_stderr, r"hook 20-stubborn ignored TERM; sending KILL", 10)
-    ok(run.wait_events, 2, 5)
-    events = run.events()
+    # The first two hook runs, whichever events they are.
+    events = ok(run.wait_hooks, [(None, None), (None, None)], 5)
     gap = events[1].t - events[0].t
     if not 1.0 + 5.0 - 0.3 <= gap <= 1.0 + 5.0 + 2.0:
         fail(run, f"second event ran {gap:.2f}s after the first: expected hook-timeout 1 s "
@@ -515,14 +524,14 @@ def test_queued_verdict_events_are_coalesced(fresh_lab, serve, agent, tmp_path):
     ok(run.wait_state, lambda s: uplink_is(s, "wlan0", "captive"), 10, "wlan0 captive")
     release.touch()
     peer(lb, "wwan0", True)                # a later event: every queued one runs before it
-    ok(run.wait_until, lambda: any(e.short == "verdict wwan0 down->limited refused"
-                                   for e in run.events()), 15, "wwan0's return in the hook log")
-    expect_events(run, run.events()[mark:], [
+    events = ok(run.wait_hooks, [("verdict", "wwan0", "down"), ("verdict", "wlan0", "captive"),
+                                 ("verdict", "wwan0", "limited")], 15, since=mark)
+    expect_events(run, events[mark:], [
         "verdict wwan0 limited->down no-carrier",
         "verdict wlan0 online->captive redirect",
         "verdict wwan0 down->limited refused",
     ], "wlan0's queued online->down and down->captive coalesced (previous = what hooks last saw)")
-    wl = run.events()[mark + 1]
+    wl = events[mark + 1]
     if wl.portal != PORTAL_URL:
         fail(run, f"the coalesced event must carry the latest portal URL: {wl}")
 

@@ -31,8 +31,10 @@ from pathlib import Path
 
 import pytest
 
+from agentrun import parse_state
+from labserver import BASE
 from lab import Lab, LabError, Uplink, missing_tools, run, tool
-from pytesthelp import require_binary, skip_or_fail
+from pytesthelp import fail, ok, require_binary, skip_or_fail
 
 VENUE = "10.232.2.1"
 CLIENT = "10.232.2.2"
@@ -41,6 +43,10 @@ API_HOST = "capport.uplinkd.test"
 API_URI = f"https://{API_HOST}/api"
 LOGIN = f"https://{API_HOST}/portal"
 PROBE = f"http://{VENUE}/generate_204"
+# Where labserver.py's portal-302 mode sends every probe (its Location).
+LOCATION = f"{BASE}/login?orig=1"
+HTTP_PAGE = "http://portal.lab/login"
+REFUSED_HTTP_PAGE = f"user-portal-url {HTTP_PAGE} refused: not https (RFC 8908)"
 
 DHCLIENT_CONF = """# test_capport.py: Debian's request list and the captive-portal option (RFC 8910)
 option captive-portal code 114 = text;
@@ -162,15 +168,59 @@ def test_the_lease_carries_the_api_uri(clab):
     assert f'option captive-portal "{API_URI}";' in lease, lease
 
 
-def test_an_api_saying_captive_gives_capport_and_its_login_page(clab, tmp_path):
+@pytest.mark.parametrize("web", ["internet", "portal-302"])
+def test_an_api_saying_captive_gives_capport_and_its_login_page(clab, tmp_path, web):
+    """An https user-portal-url is the portal URL, whatever the probes heard."""
     clab.set_answer({"captive": True, "user-portal-url": LOGIN, "venue-info-url": f"https://{API_HOST}/venue"})
+    clab.web.set_mode(web)
+    try:
+        rec, code, requests = check(clab, tmp_path)
+    finally:
+        clab.web.set_mode("internet")
+    info = describe(rec, code, requests)
+    assert (rec["verdict"], rec["reason"], rec["portal_url"], code) == ("captive", "capport", LOGIN, 1), info
+    assert rec["families"]["ipv4"]["portal_url"] == LOGIN, info
+    api = rec["captive_portal_api"]
+    assert (api["uri"], api["captive"], api["user_portal_url"], api["problem"]) == (API_URI, True, LOGIN, None), info
+    # Asked once, from the uplink's address, for its JSON.
+    assert [(r["client"], r["path"], r["accept"]) for r in requests] == [(CLIENT, "/api", "application/captive+json")], info
+
+
+@pytest.mark.parametrize("answer, refused", [
+    ({"captive": True, "user-portal-url": HTTP_PAGE}, REFUSED_HTTP_PAGE),
+    ({"captive": True}, None),
+], ids=["http-user-portal-url", "no-user-portal-url"])
+def test_an_api_without_an_https_page_leaves_the_portal_url_to_the_probes(clab, tmp_path, answer, refused):
+    """RFC 8908 wants an https login page: without one, the probes' Location is the
+    portal URL; the API's own URI (JSON, not a page) is never offered, and
+    captive_portal_api says what the API answered and what was refused."""
+    clab.set_answer(answer)
+    clab.web.set_mode("portal-302")
+    try:
+        rec, code, requests = check(clab, tmp_path)
+    finally:
+        clab.web.set_mode("internet")
+    info = describe(rec, code, requests)
+    assert (rec["verdict"], rec["reason"], rec["portal_url"], code) == ("captive", "capport", LOCATION, 1), info
+    ipv4 = rec["families"]["ipv4"]
+    assert (ipv4["verdict"], ipv4["reason"], ipv4["portal_url"]) == ("captive", "capport", LOCATION), info
+    assert [p["status"] for p in rec["probes"]] == [302], info
+    api = rec["captive_portal_api"]
+    assert (api["uri"], api["captive"], api["user_portal_url"], api["problem"]) == (API_URI, True, None, refused), info
+    assert API_URI not in json.dumps({k: v for k, v in rec.items() if k != "captive_portal_api"}), info
+    assert len(requests) == 1, info
+
+
+def test_an_api_saying_captive_with_no_page_and_no_portal_heard_offers_none(clab, tmp_path):
+    """The probes validate (the portal lets them through) and the API names no https
+    page: captive by the API's word, with no portal URL rather than the API's URI."""
+    clab.set_answer({"captive": True, "user-portal-url": HTTP_PAGE})
     clab.web.set_mode("internet")
     rec, code, requests = check(clab, tmp_path)
     info = describe(rec, code, requests)
-    assert (rec["verdict"], rec["reason"], rec["portal_url"], code) == ("captive", "capport", LOGIN, 1), info
-    assert rec["captive_portal_api"]["uri"] == API_URI and rec["captive_portal_api"]["captive"] is True, info
-    # Asked once, from the uplink's address, for its JSON.
-    assert [(r["client"], r["path"], r["accept"]) for r in requests] == [(CLIENT, "/api", "application/captive+json")], info
+    assert (rec["verdict"], rec["reason"], rec["portal_url"], code) == ("captive", "capport", None, 1), info
+    assert rec["captive_portal_api"]["problem"] == REFUSED_HTTP_PAGE, info
+    assert API_URI not in json.dumps({k: v for k, v in rec.items() if k != "captive_portal_api"}), info
 
 
 def test_an_api_saying_not_captive_is_no_proof_while_http_is_intercepted(clab, tmp_path):
@@ -243,3 +293,35 @@ def test_the_agent_publishes_the_session(clab, tmp_path):
         except subprocess.TimeoutExpired:
             agent.kill()
             agent.wait()
+
+
+def test_the_agent_state_file_and_hooks_get_the_probes_page(clab, tmp_path, agent):
+    """The agent decides the portal URL the same way: an http user-portal-url is
+    refused, the probes' Location goes to the state file, `status` and the hooks."""
+    clab.set_answer({"captive": True, "user-portal-url": HTTP_PAGE})
+    clab.web.set_mode("portal-302")
+    try:
+        run = agent(clab, config(clab))
+        st = ok(run.wait_state, lambda s: s["uplinks"].get("wlan0", {}).get("verdict") == "captive", 20,
+                "wlan0 captive in the state file")
+        events = ok(run.wait_hooks, [("verdict", "wlan0", "captive", "capport")], 10)
+        hook = next(e for e in events if e.event == "verdict" and e.iface == "wlan0")
+        if hook.portal != LOCATION:
+            fail(run, f"UPLINK_PORTAL_URL {hook.portal!r}, expected the probes' Location {LOCATION}")
+        if st["uplinks"]["wlan0"]["portal_url"] != LOCATION:
+            fail(run, f"the state file's PORTAL-URL must be {LOCATION}: {st['uplinks']['wlan0']}")
+        status = json.loads(run.status("--json").stdout)
+        uplink = next(u for u in status["uplinks"] if u["interface"] == "wlan0")
+        if (uplink["verdict"], uplink["portal_url"]) != ("captive", LOCATION):
+            fail(run, f"status --json: {uplink}")
+        if API_URI in run.state_text() or API_URI in json.dumps(status):
+            fail(run, "the API's URI is offered as a page")
+        if REFUSED_HTTP_PAGE not in run.stderr():
+            fail(run, f"the agent's log must say what it refused: {REFUSED_HTTP_PAGE}")
+        if run.stop() != 0:
+            fail(run, "TERM must exit 0")
+        final = parse_state(run.state_text())
+        if final["uplinks"]["wlan0"]["portal_url"] != LOCATION:
+            fail(run, f"the final state keeps the portal URL: {final['uplinks']['wlan0']}")
+    finally:
+        clab.web.set_mode("internet")

@@ -584,12 +584,8 @@ def settle(run):
     st = ok(run.wait_state, lambda st: st["primary"] == "eth0" and all(is_truth(st, i) for i in ALL),
             SETTLE_S, f"start-up: every uplink as it really is {TRUTH}, primary eth0")
 
-    def hooks_caught_up():
-        events = run.events()
-        latest = {e.iface: (e.verdict, e.reason) for e in events if e.event == "verdict"}
-        prim = [e.primary for e in events if e.event == "primary"]
-        return prim and prim[-1] == "eth0" and all(latest.get(i) == TRUTH[i][:2] for i in ALL)
-    ok(run.wait_until, hooks_caught_up, SETTLE_S, "start-up hook lines for every uplink, primary eth0")
+    ok(run.wait_hooks, [("verdict", i, *TRUTH[i][:2]) for i in ALL] + [("primary", "eth0")], SETTLE_S,
+       latest=True, what="start-up hook lines for every uplink, primary eth0")
     return st
 
 
@@ -659,7 +655,11 @@ def test_agent_ethernet_upstream_dead_others_stay_what_they_are(dlab, agent):
             if not is_truth(st, iface) or st["uplinks"][iface]["since"] != st0["uplinks"][iface]["since"]:
                 fail(run, f"{iface} must stay {TRUTH[iface][:2]} (since unchanged) while eth0's "
                           f"upstream is dead:\n  before {st0['uplinks'][iface]}\n  now    {st['uplinks'][iface]}")
-        changed = [e.short for e in run.events()[hooks_mark:]
+        # eth0's own runs first (the hooks of one event after another): the
+        # absence of any other uplink's below is then read after them.
+        events = ok(run.wait_hooks, [("verdict", "eth0", "limited", "dns-failed"), ("primary", "wwan0")], 10,
+                    since=hooks_mark)
+        changed = [e.short for e in events[hooks_mark:]
                    if e.event == "verdict" and e.iface != "eth0"]
         if changed:
             fail(run, f"no other uplink may change verdict: {changed}")

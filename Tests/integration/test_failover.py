@@ -50,8 +50,8 @@ def start(lb, agent, interfaces=None, sections=None, name="agent"):
     return run
 
 
-def primary_events(run, since):
-    return [e for e in run.events() if e.event == "primary" and e.t >= since]
+def primary_events(events, since):
+    return [e for e in events if e.event == "primary" and e.t >= since]
 
 
 def cut_and_wait_primary(run, lb, iface, bound, want):
@@ -63,9 +63,9 @@ def cut_and_wait_primary(run, lb, iface, bound, want):
             f"a new primary after {iface}'s upstream was cut")
     if st["primary"] != want:
         fail(run, f"primary became {st['primary']!r}, expected {want}")
-    ev = ok(run.wait_until, lambda: next((e for e in primary_events(run, cut)
-                                          if e.primary == want), None),
-            max(1.0, bound - (time.time() - cut)), f"the primary hook line for {want}")
+    events = ok(run.wait_hooks, [("primary", want)], max(1.0, bound - (time.time() - cut)), after=cut,
+                what=f"the primary hook line for {want}")
+    ev = next(e for e in primary_events(events, cut) if e.primary == want)
     print(f"\n{iface} cut -> primary hook for {want} after {ev.t - cut:.2f} s")
     return cut, ev
 
@@ -116,7 +116,8 @@ def test_dead_backup_is_skipped(fresh_flab, agent):
     cut, _ev = cut_and_wait_primary(run, lb, "eth0", 30, "wwan0")
     ok(run.wait_state, lambda s: s["uplinks"]["wlan0"]["verdict"] != "online", 30,
        "wlan0 found dead (no longer online)")
-    wrong = [e for e in primary_events(run, cut) if e.primary == "wlan0"]
+    wrong = [e for e in primary_events(ok(run.wait_hooks, [("primary", "wwan0")], 5, after=cut), cut)
+             if e.primary == "wlan0"]
     if wrong:
         fail(run, f"the dead backup wlan0 was made primary: {[e.short for e in wrong]}")
     if run.state()["primary"] != "wwan0":
@@ -143,7 +144,8 @@ def test_one_blocked_endpoint_never_fails_over(fresh_flab, agent):
                                         if r.status != "blocked"]) >= 4, 30,
            "a full round on eth0 after the blocked probe")
         ok(run.wait_until, lambda: time.time() - hit.t > 12, 20, "the full round's time limit")
-    changes = [e.short for e in run.events() if e.t >= mark]
+    # Nothing may have run: the hooks' output so far, with no run to wait for.
+    changes = [e.short for e in ok(run.wait_hooks, [], 1) if e.t >= mark]
     if changes:
         fail(run, f"one blocked endpoint changed verdicts or the primary: {changes}")
     st = run.state()

@@ -26,7 +26,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from agentrun import config_text, env_dump_hook, parse_env_dumps, uplink_is
+from agentrun import config_text, env_dump_hook, uplink_is
 from pytesthelp import fail, ok, require_binary
 
 SETTLE_S = 15
@@ -36,6 +36,16 @@ NOBODY = 65534
 def label_hook(log: Path, label: str) -> str:
     """A hook appending 'LABEL EVENT' to `log`: which copy ran, for what."""
     return f"#!/bin/sh\necho \"{label} $UPLINK_EVENT\" >> '{log}'\n"
+
+
+def wait_labels(run, log: Path, want: list, what: str) -> list:
+    """The lines of a label_hook log once it has every line of `want` (hooks run
+    one at a time in name order: the recording hook's line for an event comes
+    before these, so only this log tells that these ran)."""
+    def have():
+        got = lines(log)
+        return all(got.count(w) >= want.count(w) for w in want) and got
+    return ok(run.wait_until, have, SETTLE_S, what)
 
 
 def write_hook(path: Path, body: str, mode=0o755) -> Path:
@@ -76,10 +86,10 @@ def test_vendor_admin_override_mask_and_refusals(fresh_lab, serve, agent, tmp_pa
 
     # Start-up: eth0's verdict and the primary, each through 20-both (the admin's)
     # and 30-vendor, in name order across both directories.
-    ok(run.wait_until, lambda: len(lines(log)) >= 4 and len(run.events()) >= 2, SETTLE_S,
-       "the start-up events through the hooks")
     want = ["admin 20-both verdict", "vendor 30-vendor verdict",
             "admin 20-both primary", "vendor 30-vendor primary"]
+    ok(run.wait_hooks, [("verdict", "eth0", "online"), ("primary", "eth0")], SETTLE_S)
+    wait_labels(run, log, want, "the start-up events through both directories' hooks")
     if lines(log) != want:
         fail(run, f"hooks that ran:\n  {lines(log)}\nexpected\n  {want}")
 
@@ -125,7 +135,11 @@ def test_stop_event_runs_every_hook_once_before_the_exit(fresh_lab, serve, agent
     run = agent(lb, hooks={"20-env": env_dump_hook(dumps), "90-slow-stop": slow_stop})
     ok(run.wait_state, lambda s: s["primary"] == "eth0" and uplink_is(s, "wwan0", "limited")
        and uplink_is(s, "wlan0", "limited"), SETTLE_S, "primary eth0, wlan0 and wwan0 limited")
-    ok(run.wait_until, lambda: len(run.events()) >= 4, 10, "the 4 start-up hook runs")
+    startup = [("verdict", "eth0", "online"), ("verdict", "wlan0", "limited"),
+               ("verdict", "wwan0", "limited"), ("primary", "eth0")]
+    ok(run.wait_hooks, startup, 10)
+    # 20-env runs after 10-record: its dumps of the same four runs before the stop.
+    ok(run.wait_hooks, startup, 10, dumps=dumps)
     before = len(run.events())
 
     rc = run.stop()
@@ -134,7 +148,8 @@ def test_stop_event_runs_every_hook_once_before_the_exit(fresh_lab, serve, agent
     if not done.exists() or done.read_text() != "eth0\n":
         fail(run, "the stop hook must run (once) and finish before the agent exits: "
                   f"{done.read_text() if done.exists() else 'never ran'!r}")
-    events = run.events()
+    # The agent has exited: every hook ran. The same one helper reads what they wrote.
+    events = ok(run.wait_hooks, [("stop", "eth0")], 1)
     stops = [e for e in events if e.event == "stop"]
     if len(events) != before + 1 or len(stops) != 1 or events[-1] is not stops[0]:
         fail(run, f"exactly one more hook run, the stop event, expected: {[e.short for e in events]}")
@@ -143,7 +158,7 @@ def test_stop_event_runs_every_hook_once_before_the_exit(fresh_lab, serve, agent
     if got != ("eth0", "", "eth0", "ethernet", "online", "validated"):
         fail(run, f"stop event: (UPLINK_INTERFACE, UPLINK_PRIMARY, UPLINK_PREVIOUS_PRIMARY, KIND, "
                   f"VERDICT, REASON) = {got}")
-    env = parse_env_dumps(dumps)
+    env = ok(run.wait_hooks, [("stop", "eth0")], 1, dumps=dumps)
     if [e["UPLINK_EVENT"] for e in env].count("stop") != 1 or env[-1]["UPLINK_EVENT"] != "stop":
         fail(run, f"20-env must see the stop event once, last: {[e['UPLINK_EVENT'] for e in env]}")
     if env[-1]["UPLINK_IPV4_ADDRESSES"] != "10.231.1.2/24" or env[-1]["UPLINK_IPV4_GATEWAY"] != "10.231.1.1":
@@ -173,11 +188,12 @@ def test_per_family_environment(fresh_lab, serve, agent, tmp_path):
                 hooks={"20-env": env_dump_hook(dumps)})
     ok(run.wait_state, lambda s: uplink_is(s, "eth0", "online") and uplink_is(s, "wlan0", "online")
        and s["primary"] == "eth0", SETTLE_S, "eth0 and wlan0 online, primary eth0")
-    # The state can say eth0 before its primary event's hooks ran (wlan0 may have
-    # been online first, eth0 taking over after its hold-down): wait for that run.
-    ok(run.wait_until, lambda: any(e.get("UPLINK_EVENT") == "primary" and e.get("UPLINK_INTERFACE") == "eth0"
-                                   for e in parse_env_dumps(dumps)), 10, "the hooks of eth0's primary event")
-    env = parse_env_dumps(dumps)
+    # The state file is written before the hooks run, and the hooks of different
+    # uplinks' events run in any order (wlan0 may be online first, eth0 taking over
+    # after its hold-down; wlan0's verdict may come after eth0's primary event):
+    # wait for exactly the dumps read below.
+    env = ok(run.wait_hooks, [("verdict", "eth0", "online"), ("primary", "eth0"),
+                              ("verdict", "wlan0", "online")], 10, dumps=dumps)
 
     def first(event, iface):
         return next((e for e in env if e["UPLINK_EVENT"] == event and e["UPLINK_INTERFACE"] == iface), None)

@@ -156,9 +156,9 @@ def test_portal_login_brings_the_uplink_online(fresh_lab, serve, agent, tmp_path
     run = portal_agent(agent, fresh_lab, tmp_path, method)
     wait(run, lambda: state_of(run, "wlan0") == "online", 20, "wlan0 online after the portal login")
     # Hooks run after the state is written: wait for the recording hook's line too.
-    wait(run, lambda: "verdict wlan0 captive->online validated" in [e.short for e in run.events()], 10,
-         "the hook line for wlan0 coming online")
-    shorts = [e.short for e in run.events()]
+    events = ok(run.wait_hooks, [("verdict", "wlan0", "captive"), ("verdict", "wlan0", "online")], 10,
+                what="the hook lines for wlan0 captive and coming online")
+    shorts = [e.short for e in events]
     assert shorts[0].startswith("verdict wlan0 unknown->captive"), shorts
     assert "verdict wlan0 captive->online validated" in shorts, shorts
     log = run.stderr_since(0)

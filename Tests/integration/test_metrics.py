@@ -134,9 +134,14 @@ def test_textfile_passes_promtool_and_follows_a_cut(fresh_lab, serve, agent, tmp
             value(series, "uplinkd_uplink_verdict", interface="eth0", verdict="online") != 0:
         fail(run, "eth0 is down: up 0 and its online series 0")
     # The counters are the hook events: once the hooks caught up, the numbers agree.
-    ok(run.wait_until, lambda: len([e for e in run.events() if e.event == "verdict" and e.iface == "eth0"])
-       == after["eth0 changes"] and len([e for e in run.events() if e.event == "primary"]) == after["primary changes"],
-       10, "as many hook events as counted changes")
+    events = ok(run.wait_hooks, [("verdict", "eth0")] * int(after["eth0 changes"])
+                + [("primary", None)] * int(after["primary changes"]), 10,
+                what="as many hook events as counted changes")
+    counted = (len([e for e in events if e.event == "verdict" and e.iface == "eth0"]),
+               len([e for e in events if e.event == "primary"]))
+    if counted != (after["eth0 changes"], after["primary changes"]):
+        fail(run, f"hook events (eth0 verdicts, primary changes) {counted}, counted changes "
+                  f"{(after['eth0 changes'], after['primary changes'])}")
     problems = promtool_problems(promtool, prom)
     if problems:
         fail(run, problems)

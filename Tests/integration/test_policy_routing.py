@@ -279,11 +279,11 @@ def test_deleted_rules_and_routes_come_back_within_2s(routing_lab, agent):
         # The agent re-applied them through the hooks: a `repair` event (hooks run
         # one at a time, the recording hook first, so its line comes first).
         try:
-            run.wait_until(lambda: any(e.event == "repair" and e.t >= wall for e in run.events()),
-                           5, f"a repair hook event after `{command}`")
+            events = run.wait_hooks([("repair", None)], 5, after=wall, what=f"a repair hook event after `{command}`")
         except AgentError:
             problems.append(f"`{command}`: restored, but no `repair` line in the hook log")
-        ev = next((e for e in run.events() if e.event == "repair" and e.t >= wall), None)
+            events = []
+        ev = next((e for e in events if e.event == "repair" and e.t >= wall), None)
         if ev is not None and ev.primary != "eth0":
             problems.append(f"`{command}`: repair event with UPLINK_PRIMARY {ev.primary!r}")
     print("\nrestored after: " + ", ".join(f"{c}: {'never' if t is None else f'{t:.3f} s'}"
@@ -322,7 +322,7 @@ def test_sigkill_and_restart_leave_one_rule_each(routing_lab, agent):
     second.kill()
     assert not routing_problems(lb, "eth0", "eth0"), picture(lb)
     third = agent(lb, lb.agent_config(), name="no-route-hook")
-    ok(third.wait_events, 1, SETTLE_S, "the first hook event")
+    ok(third.wait_hooks, [(None, None)], SETTLE_S, what="the first hook event")
     stale = {f: (lb.owned_rules(f), lb.owned_table(f)) for f in (4, 6)}
     if any(rules or table for rules, table in stale.values()):
         fail(third, f"stale entries left at the first hook event after a crash: {stale}\n{picture(lb)}")
@@ -454,8 +454,7 @@ def test_conntrack_flush_only_the_failed_uplinks_flows(hand_made, agent):
             fail(run, f"the eth0 flow went before any failover: {conntrack_udp(lb)}")
         wait_primaries(run, "wlan0", "wlan0", FAILOVER_S, "wlan0 primary after eth0's cut")
         # The hooks run after the state is written, the recording hook first.
-        ok(run.wait_until, lambda: any(e.event == "primary" and e.primary == "wlan0" and e.t >= cut
-                                       for e in run.events()), 10, "the primary hook event for wlan0")
+        ok(run.wait_hooks, [("primary", "wlan0")], 10, after=cut, what="the primary hook event for wlan0")
         try:
             run.wait_until(lambda: via_eth0 not in conntrack_udp(lb), 10,
                            "the LAN flow NATed to eth0's address flushed")

@@ -210,9 +210,10 @@ def test_hook_logs_in_through_the_uplinks_own_dns(plab, portal, agent, tmp_path,
     config, wrapper = hook_setup(tmp_path, method)
     run = agent(plab, config, hooks={"60-portal-login": wrapper})
     ok(run.wait_until, lambda: verdict(run) == "online", 25, "wlan0 online after the hook's login")
-    captive = [e for e in run.events() if e.iface == "wlan0" and e.verdict == "captive"]
+    events = ok(run.wait_hooks, [("verdict", "wlan0", "captive")], 10)
+    captive = [e for e in events if e.iface == "wlan0" and e.verdict == "captive"]
     assert captive and (captive[0].reason, captive[0].portal) == ("dns-hijack", portal_url), \
-        [(e.short, e.portal) for e in run.events()]
+        [(e.short, e.portal) for e in events]
     log = run.stderr_since(0)
     assert success in log, log
     assert "s3cret" not in log and "s3cret" not in run.state_text(), "the password reached the log"

@@ -30,8 +30,10 @@ def start(lb, agent, sections=None):
     return run
 
 
-def changes(run, since):
-    events = [e for e in run.events() if e.t >= since]
+def changes(run, since, wanted=()):
+    """The primary changes and eth0's verdict changes since `since`, read once the
+    hook runs `wanted` (agentrun.AgentRun.wait_hooks items) are there."""
+    events = [e for e in ok(run.wait_hooks, wanted, 10, after=since) if e.t >= since]
     return ([e for e in events if e.event == "primary"],
             [e for e in events if e.event == "verdict" and e.iface == "eth0"])
 
@@ -101,7 +103,7 @@ def test_flapping_primary_is_suppressed_and_changes_say_why(fresh_flab, agent):
     st = run.state()
     if st["primary"] != "wlan0" or st["uplinks"]["eth0"]["verdict"] != "online":
         fail(run, f"a suppressed eth0 must stay a backup while wlan0 works: primary {st['primary']}")
-    primaries, _verdicts = changes(run, t0)
+    primaries, _verdicts = changes(run, t0, [("primary", "wlan0")])
     if [(e.primary, e.primary_reason) for e in primaries] != [("wlan0", "lost")]:
         fail(run, f"expected one primary change eth0->wlan0 (lost): {[(e.short, e.primary_reason) for e in primaries]}")
     log = run.stderr_path.read_text(errors="replace")
