@@ -86,10 +86,25 @@ public struct HomeAssistantDiscovery: Sendable {
                      unit: "B", deviceClass: "data_size", stateClass: "total_increasing"),
     ]
 
-    /// Sensors for the modem's figures (signal, plan usage), for uplinks whose
-    /// object carries them: the modem figures add their keys to `UplinkStatus.json`
-    /// and their sensors here; `includesModemSensors` says which uplinks get them.
-    public static let modemSensors: [UplinkSensor] = []
+    /// Sensors for the modem's figures (`UplinkStatus.json`'s `modem` object), for the
+    /// uplinks `includesModemSensors` names; unknown while the object is null.
+    public static let modemSensors: [UplinkSensor] = [
+        UplinkSensor(key: "modem_rsrp", name: "RSRP", valueTemplate: modemFigure("rsrp_dbm"), unit: "dBm",
+                     deviceClass: "signal_strength", stateClass: "measurement"),
+        UplinkSensor(key: "modem_rsrq", name: "RSRQ", valueTemplate: modemFigure("rsrq_db"), unit: "dB",
+                     stateClass: "measurement", icon: "mdi:signal"),
+        UplinkSensor(key: "modem_signal_quality", name: "signal quality", valueTemplate: modemFigure("signal_quality_pct"),
+                     unit: "%", stateClass: "measurement", icon: "mdi:signal-cellular-2"),
+        UplinkSensor(key: "modem_registration", name: "registration", valueTemplate: modemFigure("registration"),
+                     icon: "mdi:sim"),
+        UplinkSensor(key: "modem_operator", name: "operator", valueTemplate: modemFigure("operator"),
+                     icon: "mdi:radio-tower"),
+    ]
+
+    /// A Jinja template of one figure of the uplink's `modem` object (`None` without one).
+    static func modemFigure(_ key: String) -> String {
+        "{{ value_json.modem.\(key) if value_json.modem else None }}"
+    }
 
     public let topics: MQTTTopics
     public let version: String

@@ -292,18 +292,21 @@ struct MQTTSessionTests {
         _ = session.changed(state("eth0", [uplink("eth0"), uplink("wwan0", .wwan)]), events: [], now: 0)
         let first = session.connected(through: nil, now: 0)
         let perUplink = 1 + HomeAssistantDiscovery.uplinkSensors.count
-        #expect(first.filter { $0.topic.hasPrefix("homeassistant/") }.count == 1 + 2 * perUplink)
+        // wwan0, cellular, has the modem's sensors too.
+        let modem = HomeAssistantDiscovery.modemSensors.count
+        #expect(modem == 5)
+        #expect(first.filter { $0.topic.hasPrefix("homeassistant/") }.count == 1 + 2 * perUplink + modem)
         // A reconnect does not send them again; Home Assistant's birth message does.
         session.disconnected()
         #expect(!session.connected(through: nil, now: 10).contains { $0.topic.hasPrefix("homeassistant/") })
-        #expect(session.received(topic: "homeassistant/status", payload: "online").count == 1 + 2 * perUplink)
+        #expect(session.received(topic: "homeassistant/status", payload: "online").count == 1 + 2 * perUplink + modem)
         #expect(session.received(topic: "homeassistant/status", payload: "offline").isEmpty)
         // wwan0 vanishes: kept for a while (a modem reset), then its retained topics go.
         let gone = state("eth0", [uplink("eth0")])
         #expect(session.changed(gone, events: [], now: 1_000).messages.filter { $0.payload.isEmpty }.isEmpty)
         let removals = session.changed(gone, events: [primaryEvent("eth0", from: nil)],
                                        now: 1_000 + session.vanishedAfterMilliseconds).messages.filter { $0.payload.isEmpty }
-        #expect(removals.count == 1 + perUplink)
+        #expect(removals.count == 1 + perUplink + modem)
         #expect(removals.contains { $0.topic == "uplinkd/gw1/uplink/wwan0" })
         #expect(removals.allSatisfy { $0.retain })
     }
