@@ -35,6 +35,10 @@ public struct AgentPolicy: Sendable, Equatable {
     public var degradedForMilliseconds = 60_000
     public var damping = DampingSettings()
     public var modems = ModemSettings()
+    /// When a preferred uplink that came back takes the primary role back.
+    public var failback = Failback.delayed
+    /// Where data plans are kept across restarts, and how often.
+    public var plans = PlanFileSettings()
 
     public init() {}
 

@@ -64,7 +64,7 @@ public struct Configuration: Sendable, Equatable {
     /// `[check]`, `wwan-daily-budget` for cellular, `[kind KIND]`, `[interface NAME]`,
     /// and the command line, each over the one before.
     public func probingSettings(for name: InterfaceName, kind: InterfaceKind, metered: Bool) -> ProbingSettings {
-        var settings = probing.applied(to: .defaults(metered: metered))
+        var settings = probing.applied(to: classDefaults(for: name, kind: kind, metered: metered))
         if kind == .wwan, let budget = agent.wwanDailyBudgetBytes { settings.dailyBudgetBytes = budget }
         if let layer = kinds[kind] { settings = layer.applied(to: settings) }
         if let layer = interfaces[name]?.probing { settings = layer.applied(to: settings) }

@@ -43,7 +43,7 @@ public enum ConfigurationKeys {
             p.resetAfter = value == "off" ? .off : .value(try ValueParser.duration(value, range: 10_000...604_800_000)) }),
         ("power-cycle-after", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
             p.powerCycleAfter = value == "off" ? .off : .value(try ValueParser.duration(value, range: 10_000...604_800_000)) }),
-    ])
+    ]) + metering.lifted(\ProbingOverrides.metering, section: "probing")
 
     /// `[check]`: how probes are sent and judged. Shared with command-line overrides.
     public static let check = KeyTable<Configuration>(section: "check", [
@@ -128,7 +128,7 @@ public enum ConfigurationKeys {
     ]) + probing.lifted(\Configuration.probing, section: "agent", only: [
         "interval", "suspect-interval", "failures-to-leave-online", "successes-to-return", "probe-when-online",
         "probes", "daily-budget", "metered", "stall-window", "liveness-interval", "recover", "recover-after", "reset-after", "power-cycle-after",
-    ])
+    ] + meteringKeyNames) + agentMetering
 
     /// `[dns]`: where servers come from and how names are resolved.
     public static let dns = KeyTable<DNSSettings>(section: "dns", [

@@ -112,6 +112,7 @@ public struct ConfigurationParser {
         }
         try checkRecoveryLadders(configuration, error)
         try checkMQTT(configuration.mqtt, origins: origins, error: error)
+        try checkPlanStarts(configuration, error)
         return configuration
     }
 

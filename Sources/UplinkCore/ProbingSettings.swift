@@ -32,6 +32,8 @@ public struct ProbingSettings: Sendable, Equatable {
     public var livenessIntervalMilliseconds: Int?
     /// The modem recovery ladder of a cellular uplink.
     public var recovery = RecoverySettings()
+    /// Its data plan, how it waits as a backup, how it is watched as the primary.
+    public var metering = MeteringSettings.defaults(metered: false)
 
     /// The built-in defaults of a class. Unmetered (ethernet, most Wi-Fi): a light
     /// round (one HTTP exchange, about 950 bytes) every 30 s and a bare handshake
@@ -111,6 +113,7 @@ public struct ProbingOverrides: Sendable, Equatable {
     public var recoverAfterMilliseconds: Int?
     public var resetAfter: Limit?
     public var powerCycleAfter: Limit?
+    public var metering = MeteringOverrides()
 
     public init() {}
 
@@ -134,6 +137,7 @@ public struct ProbingOverrides: Sendable, Equatable {
         if let recoverAfterMilliseconds { result.recovery.recoverAfterMilliseconds = recoverAfterMilliseconds }
         if let resetAfter { result.recovery.resetAfterMilliseconds = resetAfter.value }
         if let powerCycleAfter { result.recovery.powerCycleAfterMilliseconds = powerCycleAfter.value }
+        result.metering = metering.applied(to: result.metering)
         return result
     }
 }
