@@ -43,6 +43,7 @@ extension AgentCore {
         event.previousAddresses = givenUpAddresses
         event.routing = policy.routing
         event.modem = name.flatMap(modemStatus)
+        event.plan = name.flatMap(planStatus)
         return event
     }
 
@@ -57,6 +58,15 @@ extension AgentCore {
         var event = hookEvent(.recover, describing: uplink.name, uplink, otherwise: uplink.machine.assessment,
                               primaries: .unchanged(primariesNow), givenUpAddresses: [], now: now)
         event.recoveryStep = step
+        return event
+    }
+
+    /// A data plan crossed a mark or began a new cycle. The uplink may be gone (the
+    /// reading of a removed device can cross a mark).
+    func planEvent(_ name: InterfaceName, _ threshold: PlanThreshold, now: Instant) -> HookEvent {
+        var event = hookEvent(.plan, describing: name, uplinks[name], otherwise: Assessment(.down, reason: .noSuchInterface),
+                              primaries: .unchanged(primariesNow), givenUpAddresses: [], now: now)
+        event.planThreshold = threshold
         return event
     }
 
@@ -126,6 +136,7 @@ extension AgentCore {
                 figures: uplink.figures ?? QualityFigures(), degraded: uplink.quality.degraded,
                 flapPenalty: Int((dampings[name]?.penalty(at: at, settings: policy.damping) ?? 0).rounded()),
                 suppressed: dampings[name]?.suppressed ?? false),
-            session: uplink.session ?? CaptivePortalSession(), modem: modemStatus(for: name))
+            session: uplink.session ?? CaptivePortalSession(), modem: modemStatus(for: name),
+            plan: planStatus(for: name), standby: uplink.settings.metering.standby)
     }
 }

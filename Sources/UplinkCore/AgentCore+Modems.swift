@@ -8,6 +8,8 @@ struct ModemRecord: Sendable {
     var evidence: Reason?
     /// A bearer of it was seen connected: its data sessions are ModemManager's.
     var dataManaged = false
+    /// Whether the agent keeps its bearer down for a cold backup (`standby-bearer`).
+    var standby = BearerStandby.none
 
     /// Takes what ModemManager says now (nil: nothing, it is away or the modem is
     /// re-enumerating).
@@ -57,19 +59,24 @@ extension AgentCore {
     /// The link as the kernel shows it, unless the modem says it cannot carry data.
     func evaluateLink(_ facts: LinkFacts) -> LinkEvaluator.Result {
         let link = LinkEvaluator.evaluate(facts)
-        guard case .probe = link, let id = modemID(for: facts.name), let reason = modemRecords[id]?.evidence else { return link }
+        guard case .probe = link, let id = modemID(for: facts.name), let record = modemRecords[id],
+              let reason = record.evidence else { return link }
+        // A bearer the agent parked is down on purpose: a backup waiting, not a fault.
+        if reason == .bearerDisconnected && record.standby.isParked { return .down(reason: .standby) }
         return .down(reason: reason)
     }
 
     /// Feeds every modem's ladder what its uplink and the modem show now; returns the
     /// steps to take and the hook events that tell of them.
     mutating func climbLadders(now: Instant) -> [Action] {
-        var actions: [Action] = []
+        var actions = standbyBearerSteps(now: now)
         for name in uplinks.keys.sorted() {
             guard let uplink = uplinks[name], let id = modemID(for: name), let record = modemRecords[id],
                   let facts = record.facts else { continue }
             let registered = ModemEvidence.isRegistered(facts, evidence: record.evidence)
-            guard let step = modemRecords[id]?.ladder.observe(online: uplink.isOnline, registered: registered,
+            // A parked bearer is no fault to recover from.
+            guard let step = modemRecords[id]?.ladder.observe(online: uplink.isOnline || record.standby.isParked,
+                                                              registered: registered,
                                                               at: now.monotonicMilliseconds,
                                                               settings: uplink.settings.recovery) else { continue }
             if step != .powerCycle { actions.append(.recoverModem(equipmentID: id, step)) }

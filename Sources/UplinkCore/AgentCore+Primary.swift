@@ -23,6 +23,7 @@ extension AgentCore {
             // A new primary starts with a fresh view of its traffic.
             uplinks[primary]?.traffic.restart()
         }
+        if overallChanged { primaryRolesChanged(from: before.overall, now: now) }
         notes += selector.passedOverSuppressed.map(AgentNote.passedOver)
         let transition = PrimaryTransition(before: before, after: .init(overall: selector.primary, families: familyPrimaries))
         let reason = overallChanged ? selector.changeReason : familyReason
@@ -86,6 +87,10 @@ extension AgentCore {
         candidate.degradedNow = quality.degraded
         candidate.healthy = !quality.degraded && settled && clear
         candidate.metered = uplink.metered
+        let cap = capRole(of: uplink)
+        candidate.lastResort = cap.lastResort
+        candidate.excluded = candidate.excluded || cap.excluded
+        standbyCandidate(&candidate, uplink)
         return candidate
     }
 
@@ -102,7 +107,8 @@ extension AgentCore {
             uplink.quality.cameOnline(at: now)
             return [event]
         }
-        guard previous == .online else { return [event] }
+        // A bearer parked for a cold standby is no flap.
+        guard previous == .online, uplink.machine.assessment.reason != .standby else { return [event] }
         let at = now.monotonicMilliseconds
         let settings = policy.damping
         var damping = dampings[uplink.name] ?? FlapDamping()

@@ -21,7 +21,8 @@ extension AgentCore {
             uplink.verification = .wanted
             uplink.schedule.probeNow(at: at, settings: uplink.settings)
         }
-        guard uplink.schedule.isDue(at: at) else { return nil }
+        // A cold backup waits without a periodic round (`AgentCore+Standby.swift`).
+        guard uplink.schedule.isDue(at: at), !isResting(uplink) else { return nil }
         let purpose = purpose(of: uplink, now: now)
         if purpose == .light && uplink.traffic.vouchesForLightRound(lastRoundMilliseconds: uplink.lastRoundMilliseconds) {
             // Traffic that flows and is answered vouches for the uplink: no probe.

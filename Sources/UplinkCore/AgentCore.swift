@@ -29,6 +29,11 @@ public struct AgentCore: Sendable {
         case note(AgentNote)
         /// Take a step of a modem's recovery ladder (reconnect its bearer, or reset it).
         case recoverModem(equipmentID: String, RecoveryStep)
+        /// Write the data plans' file now (a new cycle, a mark crossed, a reset by hand);
+        /// the runtime also writes it every `plan-save-interval` and at a stop.
+        case savePlans
+        /// Connect or disconnect a cold backup's data bearer (`standby-bearer = disconnected`).
+        case standbyBearer(equipmentID: String, connected: Bool)
     }
 
     /// Time limits of rounds on an online uplink never go below these: a healthy
@@ -64,6 +69,8 @@ public struct AgentCore: Sendable {
     var latestMilliseconds = 0
     /// Modems by equipment identifier, from ModemManager.
     var modemRecords: [String: ModemRecord] = [:]
+    /// Data plans and the local time their cycles follow (`AgentCore+Plans.swift`).
+    var metering = MeteringState()
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -93,7 +100,7 @@ public struct AgentCore: Sendable {
         for name in uplinks.keys { refreshSettings(of: name) }
     }
 
-    private mutating func refreshSettings(of name: InterfaceName) {
+    mutating func refreshSettings(of name: InterfaceName) {
         guard var uplink = uplinks[name] else { return }
         (uplink.metered, uplink.settings) = resolvedSettings(of: name, kind: uplink.kind,
                                                              leaseSaysMetered: uplink.leaseSaysMetered)
@@ -115,7 +122,7 @@ public struct AgentCore: Sendable {
     private func resolvedSettings(of name: InterfaceName, kind: InterfaceKind,
                                   leaseSaysMetered: Bool) -> (metered: Bool, settings: ProbingSettings) {
         let metered = configuration.isMetered(name, kind: kind, leaseSaysMetered: leaseSaysMetered)
-        return (metered, configuration.probingSettings(for: name, kind: kind, metered: metered))
+        return (metered, roleSettings(configuration.probingSettings(for: name, kind: kind, metered: metered), of: name))
     }
 
     // MARK: inputs
@@ -261,7 +268,8 @@ public struct AgentCore: Sendable {
             let settled = uplink.quality.sinceMilliseconds + policy.degradedForMilliseconds
             if settled > latestMilliseconds { wakes.append(settled) }
         }
-        wakes += uplinks.values.filter(\.round.isIdle).compactMap(\.schedule.nextDueMilliseconds)
+        wakes += uplinks.values.filter { $0.round.isIdle && !isResting($0) }.compactMap(\.schedule.nextDueMilliseconds)
+        if let standby = nextStandbyWakeMilliseconds { wakes.append(standby) }
         if let ladder = nextLadderStepMilliseconds { wakes.append(ladder) }
         return wakes.min()
     }

@@ -24,13 +24,19 @@ public struct UplinkStatus: Sendable, Equatable {
     public var session = CaptivePortalSession()
     /// The modem that carries the uplink, when ModemManager knows one.
     public var modem: ModemStatus?
+    /// Its data plan, when it has one and counting began.
+    public var plan: PlanStatus?
+    /// How it waits as a backup (`standby`).
+    public var standby: Standby = .hot
 
     public init(interface: InterfaceName, kind: InterfaceKind, verdict: Verdict, reason: Reason, sinceWallSeconds: Int,
                 ipv4: Verdict? = nil, ipv6: Verdict? = nil, bytesToday: Int = 0, budgetBytes: Int? = nil,
                 budgetExhausted: Bool = false, portalURL: String? = nil, ipv4Reason: Reason? = nil,
                 ipv6Reason: Reason? = nil, dnsSource: DNSSource? = nil, metered: Bool = false,
                 quality: UplinkQualityStatus = UplinkQualityStatus(), session: CaptivePortalSession = CaptivePortalSession(),
-                modem: ModemStatus? = nil) {
+                modem: ModemStatus? = nil, plan: PlanStatus? = nil, standby: Standby = .hot) {
+        self.plan = plan
+        self.standby = standby
         self.session = session
         self.modem = modem
         self.metered = metered
@@ -170,6 +176,8 @@ extension UplinkStatus {
             ("session_ends", session.endsWallSeconds.map(JSONValue.int) ?? .null),
             ("session_bytes_remaining", session.bytesRemaining.map(JSONValue.int) ?? .null),
             ("modem", modem?.json ?? .null),
+            ("plan", plan?.json ?? .null),
+            ("standby", .string(standby.rawValue)),
         ])
     }
 }

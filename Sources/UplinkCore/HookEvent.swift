@@ -1,6 +1,6 @@
 /// Something hooks are told about: a verdict change of one uplink, a change of the
-/// primary uplink, a repair of the routes, a modem recovery step, or the agent
-/// stopping. Every kind carries the same facts by the same rules (the core builds all
+/// primary uplink, a repair of the routes, a modem recovery step, a data plan's mark
+/// or new cycle, or the agent stopping. Every kind carries the same facts by the same rules (the core builds all
 /// of them in one place, `AgentCore+Events.swift`); what differs by kind is only which
 /// uplink they describe, which primaries they compare, and which uplink was given up:
 ///
@@ -10,6 +10,7 @@
 /// | primary   | the new primary, else the old one      | after / before the change  | the old primary                |
 /// | repair    | the primary (none: no interface)       | both the current ones      | none                           |
 /// | recover   | the uplink whose modem is recovered    | both the current ones      | none                           |
+/// | plan      | the uplink whose data plan it tells of | both the current ones      | none                           |
 /// | stop      | the primary (none: no interface)       | none / the current ones    | the primary                    |
 ///
 /// The described uplink's portal URL (and its WISPr mark) is given only while it is
@@ -27,6 +28,9 @@ public struct HookEvent: Sendable, Equatable {
         /// reset are the agent's own, for the record; power-cycle asks a site script to
         /// cut the modem's power.
         case recover
+        /// A data plan crossed a mark (`plan-warn`, or 100: the cap) or began a new
+        /// cycle (`UPLINK_PLAN_THRESHOLD`).
+        case plan
     }
 
     public var kind: Kind
@@ -68,6 +72,10 @@ public struct HookEvent: Sendable, Equatable {
     public var modem: ModemStatus?
     /// The recovery step a `recover` event tells of.
     public var recoveryStep: RecoveryStep?
+    /// The uplink's data plan, when it has one.
+    public var plan: PlanStatus?
+    /// What a `plan` event tells of.
+    public var planThreshold: PlanThreshold?
     /// The configuration file the agent was started with (`--config`), so a hook's
     /// `uplinkd resolve` finds the same DNS servers; nil: the default one.
     public var configurationPath: String?
@@ -116,6 +124,8 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_SESSION_BYTES_REMAINING=\(session.bytesRemaining.map(String.init) ?? "")",
             "UPLINK_CONFIG=\(configurationPath ?? "")",
             "UPLINK_RECOVERY_STEP=\(recoveryStep?.rawValue ?? "")",
+            "UPLINK_PLAN_THRESHOLD=\(planThreshold.map { "\($0)" } ?? "")",
         ] + network.environment + routing.environment + (modem?.environment ?? [])
+            + (plan?.environment ?? PlanStatus.emptyEnvironment)
     }
 }

@@ -8,6 +8,9 @@ public enum PrimaryChangeReason: String, Sendable, Equatable {
     case recovered
     /// The primary was degraded for a while and a healthy uplink took over.
     case degraded
+    /// The primary's data plan is used up (`at-cap = last-resort`) and another uplink
+    /// is online: it hands over at once.
+    case capped
 }
 
 /// Picks the primary uplink: the best `online` uplink by priority, with a hold-down so
@@ -53,6 +56,9 @@ public struct PrimarySelector: Sendable, Equatable {
         /// Well below the degradation marks for at least the configured time.
         public var healthy = true
         public var metered = false
+        /// Its data plan is used up (`at-cap = last-resort`): primary only while no other
+        /// uplink is online.
+        public var lastResort = false
 
         public init(name: InterfaceName, kind: InterfaceKind, verdict: Verdict, onlineSinceMilliseconds: Int,
                     recovered: Bool = true, fresh: Bool = true, excluded: Bool = false) {
@@ -95,8 +101,9 @@ public struct PrimarySelector: Sendable, Equatable {
             // if it is fresh (a suppressed one only when nothing else is online); a
             // stale one is verified first, and the old choice stands until then (one
             // primary change, not two).
-            let usable = online.filter { !$0.suppressed }
-            guard let best = usable.first ?? online.first else {
+            // A capped uplink comes after every other, a suppressed one included.
+            let usable = online.filter { !$0.suppressed && !$0.lastResort }
+            guard let best = usable.first ?? online.first(where: { !$0.lastResort }) ?? online.first else {
                 primary = nil
                 if previous != nil { changeReason = .lost }
                 return previous != nil
@@ -115,6 +122,12 @@ public struct PrimarySelector: Sendable, Equatable {
             }
             return previous != primary
         }
+        // A primary kept only as the last resort hands over at once, whatever the order,
+        // hold-down or failback, to any other online uplink (a suppressed one last).
+        if current.lastResort, let other = online.first(where: { !$0.lastResort && !$0.suppressed })
+            ?? online.first(where: { !$0.lastResort }) {
+            return take(other, reason: .capped)
+        }
         let avoiding = { (candidate: Candidate) in policy.avoidDegraded.allows(metered: candidate.metered) }
         // Judged on the degraded flags as they are now, not on how long they lasted or
         // on figures near a mark: either could flip and swing the choice back.
@@ -127,9 +140,13 @@ public struct PrimarySelector: Sendable, Equatable {
                 passedOverSuppressed.append(candidate.name)
                 continue
             }
+            // Capped: never taken back while the current primary is online; `failback =
+            // never`: an uplink that came back waits until the current primary fails.
+            if candidate.lastResort || (candidate.recovered && policy.failback == .never) { continue }
             // Never back to a degraded uplink from a healthy one it would be left for.
             if candidate.degradedNow && currentIsFine && policy.avoidDegraded != .no { continue }
-            let heldUntil = candidate.onlineSinceMilliseconds + (candidate.recovered ? policy.holdDownMilliseconds : 0)
+            let holdDown = candidate.recovered && policy.failback != .immediate ? policy.holdDownMilliseconds : 0
+            let heldUntil = candidate.onlineSinceMilliseconds + holdDown
             if heldUntil <= now {
                 return take(candidate, reason: .recovered)
             }
@@ -140,7 +157,7 @@ public struct PrimarySelector: Sendable, Equatable {
         // acceptable cost, whatever their order.
         if current.degraded, policy.avoidDegraded != .no,
            let healthy = online.first(where: { $0.name != current.name && $0.healthy && !$0.degraded
-               && !$0.suppressed && avoiding($0) }) {
+               && !$0.suppressed && !$0.lastResort && avoiding($0) }) {
             return take(healthy, reason: .degraded)
         }
         return false

@@ -8,6 +8,7 @@ public enum PrometheusText {
                               version: String = UplinkVersion.string) -> String {
         let families = agentFamilies(state, counters: counters, version: version)
             + verdictFamilies(state, counters: counters) + qualityFamilies(state.uplinks) + modemFamilies(state.uplinks)
+            + planFamilies(state.uplinks)
         // A family without samples is left out whole: no HELP or TYPE for nothing.
         return families.filter { !$0.samples.isEmpty }.map(\.text).joined()
     }
@@ -90,6 +91,24 @@ public enum PrometheusText {
             },
             perUplink("uplinkd_uplink_suppressed", "1 while flap damping keeps the uplink from being primary, else 0.",
                       .gauge) { flag($0.quality.suppressed) },
+        ]
+    }
+
+    /// Data plans, for uplinks that have one.
+    private static func planFamilies(_ uplinks: [UplinkStatus]) -> [Family] {
+        func perUplink(_ name: String, _ help: String, _ value: (PlanStatus) -> String?) -> Family {
+            PrometheusText.perUplink(uplinks, name, help, .gauge) { uplink in uplink.plan.flatMap(value) }
+        }
+        return [
+            perUplink("uplinkd_uplink_plan_used_bytes",
+                      "Bytes the uplink carried in its data plan's current cycle, both ways, at the IP level.") {
+                String($0.usedBytes)
+            },
+            perUplink("uplinkd_uplink_plan_bytes", "The uplink's data plan: bytes a cycle allows (absent when unlimited).") {
+                $0.limitBytes.map(String.init)
+            },
+            perUplink("uplinkd_uplink_plan_cycle_end_timestamp_seconds",
+                      "When the data plan's current cycle ends, in seconds since the epoch.") { String($0.cycleEndWallSeconds) },
         ]
     }
 

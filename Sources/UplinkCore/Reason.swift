@@ -50,6 +50,9 @@ public enum Reason: String, Sendable, CaseIterable {
     case modemNotRegistered = "modem-not-registered"
     /// Registered, but none of the data bearers ModemManager keeps for it is connected.
     case bearerDisconnected = "bearer-disconnected"
+    /// A cold backup whose data bearer the agent keeps disconnected while another
+    /// uplink is primary (`standby-bearer = disconnected`); connected when needed.
+    case standby
 
     // unknown
     case starting

@@ -2,18 +2,18 @@
 /// whitespace-separated fields with "-" for none, so POSIX sh and awk can read it:
 ///
 ///     # uplinkd state, format 1 (see README, "State file")
-///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES MODEM MODEM-STATE REGISTRATION OPERATOR OPERATOR-CODE ACCESS-TECHNOLOGY RSRP-DBM RSRQ-DB SINR-DB SIGNAL-PCT RECOVERY-STEP RECOVERIES
+///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES MODEM MODEM-STATE REGISTRATION OPERATOR OPERATOR-CODE ACCESS-TECHNOLOGY RSRP-DBM RSRQ-DB SINR-DB SIGNAL-PCT RECOVERY-STEP RECOVERIES PLAN-USED PLAN-BYTES PLAN-STARTS PLAN-ENDS PLAN-RECEIVED PLAN-SENT PLAN-CAPPED AT-CAP STANDBY
 ///     format 1
 ///     written 1763733436
 ///     pid 4242
 ///     state running
 ///     primary eth0
-///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient no 12 3 0 no 0 no - - - - - - - - - - - - - 0
+///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient no 12 3 0 no 0 no - - - - - - - - - - - - - 0 - - - - - - no - hot
 ///
 /// Readers must ignore lines they do not know; new fields are only ever appended.
 public enum StateFileFormat {
     public static let version = 1
-    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES MODEM MODEM-STATE REGISTRATION OPERATOR OPERATOR-CODE ACCESS-TECHNOLOGY RSRP-DBM RSRQ-DB SINR-DB SIGNAL-PCT RECOVERY-STEP RECOVERIES"
+    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES MODEM MODEM-STATE REGISTRATION OPERATOR OPERATOR-CODE ACCESS-TECHNOLOGY RSRP-DBM RSRQ-DB SINR-DB SIGNAL-PCT RECOVERY-STEP RECOVERIES PLAN-USED PLAN-BYTES PLAN-STARTS PLAN-ENDS PLAN-RECEIVED PLAN-SENT PLAN-CAPPED AT-CAP STANDBY"
 
     public static func encode(_ state: AgentState) -> String {
         var lines = [
@@ -41,7 +41,7 @@ public enum StateFileFormat {
                 uplink.quality.degraded ? "yes" : "no", String(uplink.quality.flapPenalty),
                 uplink.quality.suppressed ? "yes" : "no",
                 uplink.session.endsWallSeconds.map(String.init) ?? "-", uplink.session.bytesRemaining.map(String.init) ?? "-",
-            ] + modemFields(uplink.modem)
+            ] + modemFields(uplink.modem) + planFields(uplink.plan) + [uplink.standby.rawValue]
             lines.append(fields.joined(separator: " "))
         }
         return lines.joined(separator: "\n") + "\n"
@@ -70,6 +70,24 @@ public enum StateFileFormat {
         facts.signal = SignalFigures(rsrpDBm: Double(fields[30]), rsrqDB: Double(fields[31]), sinrDB: Double(fields[32]))
         facts.signalQualityPercent = count(fields, 33)
         return ModemStatus(facts, recoveryStep: RecoveryStep(rawValue: fields[34]), recoveriesTotal: count(fields, 35) ?? 0)
+    }
+
+    /// Columns 37 to 44: the data plan ("-" without one; PLAN-BYTES "-" when unlimited).
+    static func planFields(_ plan: PlanStatus?) -> [String] {
+        guard let plan else { return Array(repeating: "-", count: 6) + ["no", "-"] }
+        return [String(plan.usedBytes), plan.limitBytes.map(String.init) ?? "-", String(plan.cycleStartWallSeconds),
+                String(plan.cycleEndWallSeconds), String(plan.received), String(plan.sent), plan.capped ? "yes" : "no",
+                plan.atCap.rawValue]
+    }
+
+    /// The data plan of an uplink line, when it has one (columns 37 and on).
+    static func plan(_ fields: [String]) -> PlanStatus? {
+        guard fields.count > 43, fields[36] != "-", let received = count(fields, 40), let sent = count(fields, 41),
+              let start = count(fields, 38), let end = count(fields, 39), validTimes.contains(start),
+              validTimes.contains(end) else { return nil }
+        return PlanStatus(received: received, sent: sent, limitBytes: count(fields, 37), cycleStartWallSeconds: start,
+                          cycleEndWallSeconds: end, atCap: AtCap(rawValue: fields[43]) ?? .lastResort,
+                          capped: fields[42] == "yes")
     }
 
     /// Free text as one field: spaces, controls, '%' and non-ASCII bytes percent-encoded.
@@ -179,7 +197,9 @@ public enum StateFileFormat {
             session: CaptivePortalSession(endsWallSeconds: count(fields, 22).flatMap { validTimes.contains($0) ? $0 : nil },
                                           bytesRemaining: count(fields, 23)),
             // Columns 25 to 36 (the modem) came with 0.4.
-            modem: modem(fields))
+            modem: modem(fields),
+            // Columns 37 to 45 (the data plan, the standby) came with data plans.
+            plan: plan(fields), standby: fields.count > 44 ? Standby(rawValue: fields[44]) ?? .hot : .hot)
     }
 
     /// A non-negative whole number in column `index`, if the line has one there.

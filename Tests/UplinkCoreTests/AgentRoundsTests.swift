@@ -157,11 +157,15 @@ struct AgentRoundsTests {
     }
 
     @Test func aReloadWithAShorterIntervalTakesEffectAtOnce() {
-        var driver = CoreDriver(CoreDriver.configuration())
+        // Its own interval, not the cadence it has as the primary.
+        var driver = CoreDriver(CoreDriver.configuration { $0.probing.metering.primaryInterval = .off })
         driver.links([uplink("wwan0", index: 3, kind: .wwan)])
         driver.answerAll()
         #expect(driver.core.nextWakeMilliseconds() == 1_200_000)
-        driver.core.reconfigure(CoreDriver.configuration { $0.kinds[.wwan] = { var layer = ProbingOverrides(); layer.intervalMilliseconds = 60_000; return layer }() })
+        driver.core.reconfigure(CoreDriver.configuration {
+            $0.probing.metering.primaryInterval = .off
+            $0.kinds[.wwan] = { var layer = ProbingOverrides(); layer.intervalMilliseconds = 60_000; return layer }()
+        })
         #expect(driver.core.nextWakeMilliseconds() == 60_000)
     }
 

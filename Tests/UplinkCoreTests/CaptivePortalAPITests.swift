@@ -195,8 +195,8 @@ struct CaptivePortalAPITests {
 
     @Test func theAgentAsksAgainBeforeTheSessionEndsAndPublishesIt() {
         // A metered uplink is probed every 20 minutes: its 5-minute session is looked
-        // at again after 4 minutes, not after 20.
-        var driver = CoreDriver(CoreDriver.configuration())
+        // at again after 4 minutes, not after 20 (its cadence as the primary left out).
+        var driver = CoreDriver(CoreDriver.configuration { $0.probing.metering.primaryInterval = .off })
         driver.captivePortal["wwan0"] = CaptivePortalStatus(captive: false, secondsRemaining: 300, bytesRemaining: 10_000)
         driver.links([uplink("wwan0", index: 4, kind: .wwan)])
         driver.answerAll()

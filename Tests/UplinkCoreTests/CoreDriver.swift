@@ -34,6 +34,10 @@ struct CoreDriver {
     private(set) var notes: [AgentNote] = []
     /// Recovery steps the core asked the modem adapter to take.
     private(set) var recoveries: [(equipmentID: String, step: RecoveryStep, at: Int)] = []
+    /// Times the core asked for the data plans to be written.
+    private(set) var planSaves = 0
+    /// Bearers the core asked to connect (true) or disconnect (false) for a cold standby.
+    private(set) var bearerSteps: [(equipmentID: String, connected: Bool, at: Int)] = []
     private var inFlight: [(plan: RoundPlan, generation: Int)] = []
 
     init(_ configuration: Configuration) {
@@ -77,6 +81,10 @@ struct CoreDriver {
                 notes.append(note)
             case .recoverModem(let id, let step):
                 recoveries.append((id, step, now))
+            case .savePlans:
+                planSaves += 1
+            case .standbyBearer(let id, let connected):
+                bearerSteps.append((id, connected, now))
             }
         }
     }

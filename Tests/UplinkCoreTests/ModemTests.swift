@@ -299,7 +299,7 @@ struct ModemFiguresTests {
         uplink.modem = status()
         let state = AgentState(primary: "wwan0", uplinks: [uplink], writtenWallSeconds: 300, pid: 1)
         let text = StateFileFormat.encode(state)
-        #expect(text.contains(" - - 861234567890128 connected home Uplink%20Test%204G 00101 lte -95 -10 12.4 64 reconnect 1\n"))
+        #expect(text.contains(" - - 861234567890128 connected home Uplink%20Test%204G 00101 lte -95 -10 12.4 64 reconnect 1 - - - - - - no - hot\n"))
         let read = try StateFileFormat.decode(text)
         #expect(read.uplinks.first?.modem == uplink.modem)
         // A reader of an older file, or of an uplink without a modem, gets none.
