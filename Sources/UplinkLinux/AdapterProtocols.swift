@@ -105,4 +105,7 @@ public protocol ModemSource: AnyObject {
     func reconnect(_ equipmentID: String)
     /// Resets the modem; when it is back (a new object), connects it again as it was.
     func reset(_ equipmentID: String)
+    /// Disconnects the modem's data bearer, or connects it again with the properties it
+    /// had (a cold backup's `standby-bearer = disconnected`).
+    func setBearer(_ equipmentID: String, connected: Bool)
 }

@@ -80,6 +80,8 @@ public final class Agent {
     /// Watches uplinkd's routing entries for changes made behind its back.
     private var routeGuard = RouteGuard()
     private var repairTimer: EventLoop.TimerID?
+    /// Data plans: the counters, the plan file, the reading timer.
+    private var plans: PlanKeeper?
 
     /// An agent on a loop of its own with the Linux adapters.
     public convenience init(configuration: Configuration, options: Options,
@@ -153,8 +155,12 @@ public final class Agent {
         do { try stateWriter?.prepare() } catch { throw .system(error) }
         if options.handleSignals {
             do {
-                signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
-                    if signal == SIGHUP { reload() } else { stop(reason: signal == SIGTERM ? "TERM" : "INT") }
+                signals = try SignalSource(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP, SIGUSR1]) { [unowned self] signal in
+                    switch signal {
+                    case SIGHUP: reload()
+                    case SIGUSR1: takePlanRequests()
+                    default: stop(reason: signal == SIGTERM ? "TERM" : "INT")
+                    }
                 }
             } catch {
                 throw .system(error)
@@ -165,6 +171,7 @@ public final class Agent {
         }
         links = source
         startModems()
+        startPlans()
         let hooks = options.runHooks ? "\(configuration.agent.hooksDirectory) and \(configuration.agent.vendorHooksDirectory)" : "nowhere"
         Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(hooks)")
         startRoutingGuard(source)
@@ -182,6 +189,80 @@ public final class Agent {
             perform(core.modemsChanged(modems, now: now()))
         }
         source.start(signalIntervalMilliseconds: configuration.agent.modems.signalIntervalMilliseconds)
+    }
+
+    // MARK: data plans
+
+    /// Reads the plan file and starts counting; cycles follow the system's local time.
+    private func startPlans() {
+        core.localTime = .system
+        let store = adapters.planStore(configuration.agent.plans.path)
+        if let store { core.restorePlans(store.load()) }
+        let counters = adapters.counters(loop)
+        counters?.onRemoved = { [unowned self] name, reading in
+            guard isRunning else { return }
+            Log.info("\(name): removed; its last counters go to its data plan")
+            perform(core.countersRead([name: reading], now: now()))
+        }
+        plans = PlanKeeper(store: store, counters: counters, nowMilliseconds: loop.nowMilliseconds)
+    }
+
+    /// Keeps one timer reading the counters while some uplink has a plan.
+    private func scheduleAccounting() {
+        guard isRunning, let plans else { return }
+        let wanted = Set(core.accountedInterfaces)
+        guard !wanted.isEmpty, plans.counters != nil else {
+            if let timer = plans.timer { loop.cancel(timer) }
+            plans.timer = nil
+            return
+        }
+        guard plans.timer == nil else { return }
+        plans.timer = loop.schedule(afterMilliseconds: PlanKeeper.readingIntervalMilliseconds) { [weak self] in
+            guard let self, let plans = self.plans else { return }
+            plans.timer = nil
+            guard self.isRunning else { return }
+            self.perform(self.core.countersRead(plans.read(Set(self.core.accountedInterfaces)), now: self.now()))
+            if plans.saveDue(nowMilliseconds: self.loop.nowMilliseconds,
+                             intervalMilliseconds: self.configuration.agent.plans.saveIntervalMilliseconds) {
+                self.savePlans()
+            }
+        }
+    }
+
+    private func savePlans() {
+        plans?.save(core.planLedgers, nowMilliseconds: loop.nowMilliseconds, wallSeconds: loop.time.wallSeconds)
+    }
+
+    /// At the stop: the last reading (its bytes only: marks it crosses are told at the
+    /// next start) and the file.
+    private func finishPlans() {
+        guard let plans else { return }
+        if let timer = plans.timer { loop.cancel(timer) }
+        plans.timer = nil
+        _ = core.countersRead(plans.read(Set(core.accountedInterfaces)), now: now(), final: true)
+        savePlans()
+    }
+
+    /// SIGUSR1: `uplinkd plan IFACE --reset` left requests beside the plan file.
+    private func takePlanRequests() {
+        guard isRunning, let store = plans?.store else { return }
+        for name in store.takeRequests() {
+            if let actions = core.resetPlan(name, now: now()) {
+                Log.notice("\(name): data plan reset by hand: a new cycle from now")
+                perform(actions)
+            } else {
+                Log.warning("\(name): data plan reset asked for, but it has no plan")
+            }
+        }
+    }
+
+    /// Resets an uplink's data plan: a new cycle from now (the embedding API's
+    /// `uplinkd plan --reset`). Call on the loop; false when it has no plan.
+    @discardableResult
+    public func resetPlan(_ name: InterfaceName) -> Bool {
+        guard isRunning, let actions = core.resetPlan(name, now: now()) else { return false }
+        perform(actions)
+        return true
     }
 
     // MARK: uplinkd's routing entries
@@ -341,6 +422,7 @@ public final class Agent {
                     removeRoutingEntries(links, why: "at the stop")
                 }
             }
+            finishPlans()
             let final = core.state(now: now(), pid: Int(getpid()), stopped: true)
             stateWriter?.publish(final)
             exportMetrics(final, events: [])
@@ -488,6 +570,10 @@ public final class Agent {
                 case .reset: modems?.reset(equipmentID)
                 case .powerCycle: break
                 }
+            case .savePlans:
+                savePlans()
+            case .standbyBearer(let equipmentID, let connected):
+                modems?.setBearer(equipmentID, connected: connected)
             }
         }
         let state = core.state(now: now(), pid: Int(getpid()))
@@ -500,6 +586,7 @@ public final class Agent {
         }
         scheduleWake()
         scheduleSample()
+        scheduleAccounting()
     }
 
     /// Keeps one timer sampling the primary's packet counters while the core wants

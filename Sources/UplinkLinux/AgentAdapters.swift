@@ -12,6 +12,10 @@ public struct AgentAdapters {
     public var traffic: TrafficCounting
     /// Makes the modem source when the agent starts with `modemmanager = yes`.
     public var modems: (EventLoop) -> ModemSource? = { _ in nil }
+    /// Makes the link counter source for data plans (nil: no plan is counted).
+    public var counters: (EventLoop) -> LinkCounting? = { _ in nil }
+    /// Opens the data plans' file at a path (nil: plans are not kept across restarts).
+    public var planStore: (String) -> PlanStore? = { _ in nil }
     /// Makes the link source when the agent starts: the loop, the netlink receive
     /// buffer size, and where each batch of changes goes.
     public var links: (EventLoop, Int, @escaping LinkHandler) throws(AdapterError) -> LinkSource
@@ -48,6 +52,15 @@ public struct AgentAdapters {
                 }
             })
         adapters.modems = { loop in ModemManagerClient(loop: loop) }
+        adapters.planStore = { path in PlanStore(path: path) }
+        adapters.counters = { loop in
+            do {
+                return try NetlinkLinkCounters(loop: loop)
+            } catch {
+                Log.error("cannot read link counters: \(error); data plans are not counted")
+                return nil
+            }
+        }
         return adapters
     }
 }

@@ -16,6 +16,17 @@ extension Log {
             let total = event.modem.map { ", recovery step \($0.recoveriesTotal) since start" } ?? ""
             warning("\(interface): \(modem)registered but the uplink is not online (\(event.verdict.rawValue), \(event.reason.rawValue)): "
                     + "recovery step \(event.recoveryStep?.rawValue ?? "-")\(total)")
+        case .plan:
+            guard let plan = event.plan else { return }
+            let limit = plan.limitBytes.map { " of \($0) (\(plan.percent ?? 0) %)" } ?? ""
+            switch event.planThreshold {
+            case .mark(100)?:
+                warning("\(interface): data plan used up: \(plan.usedBytes) bytes\(limit); at-cap \(plan.atCap.rawValue)")
+            case .mark(let percent)?:
+                notice("\(interface): data plan at \(percent) %: \(plan.usedBytes) bytes\(limit)")
+            case .newCycle?, nil:
+                notice("\(interface): data plan: a new cycle, until \(plan.cycleEndWallSeconds) (seconds since the epoch)")
+            }
         }
     }
 

@@ -95,6 +95,8 @@ public final class HookRunner: HookSink {
             Log.info("hook \(name): repair (primary \(event.primary?.value ?? "none"))")
         case .recover:
             Log.info("hook \(name): recover \(event.interface?.value ?? "-") \(event.recoveryStep?.rawValue ?? "-")")
+        case .plan:
+            Log.info("hook \(name): plan \(event.interface?.value ?? "-") \(event.planThreshold.map { "\($0)" } ?? "-")")
         }
         do {
             running = try ChildProcess(

@@ -23,6 +23,8 @@ public final class ModemManagerClient: ModemSource {
     private var slots: [OpaquePointer] = []
     private var busTimer: EventLoop.TimerID?
     private var reconnectTimer: EventLoop.TimerID?
+    /// The connection properties of bearers disconnected for a cold standby, by modem.
+    private var standbyProperties: [String: DBusValue] = [:]
     private var reconnectDelayMilliseconds = ModemManagerClient.firstReconnectMilliseconds
     private var objects = ModemManagerObjects()
     /// ModemManager owns its name on the bus now.
@@ -435,6 +437,27 @@ public final class ModemManagerClient: ModemSource {
             connectAfterReset[equipmentID] = (properties, loop.nowMilliseconds + ModemManagerClient.resetReturnMilliseconds)
         }
         call(path, ModemManagerObjects.modemInterface, "Reset", what: "Modem.Reset on modem \(equipmentID)")
+    }
+
+    public func setBearer(_ equipmentID: String, connected: Bool) {
+        guard let path = objects.modemPath(equipmentID: equipmentID) else {
+            return Log.warning("modems: standby: modem \(equipmentID) is not on ModemManager now")
+        }
+        // The bearer's properties are kept from before the disconnect: ModemManager may
+        // drop a disconnected bearer, and the connection must use the same APN.
+        if let properties = connectProperties(ofModemAt: path) { standbyProperties[equipmentID] = properties }
+        if !connected {
+            Log.notice("modems: modem \(equipmentID): data bearer disconnected while its uplink stands by cold")
+            call(path, ModemManagerObjects.simpleInterface, "Disconnect", arguments: [.objectPath("/")],
+                 what: "Simple.Disconnect on modem \(equipmentID) (standby)")
+            return
+        }
+        guard let properties = standbyProperties[equipmentID] else {
+            return Log.warning("modems: standby: modem \(equipmentID) has no bearer whose properties could be reused")
+        }
+        Log.notice("modems: modem \(equipmentID): connecting its data bearer: its uplink is needed")
+        call(path, ModemManagerObjects.simpleInterface, "Connect", arguments: [properties],
+             what: "Simple.Connect on modem \(equipmentID) (standby)")
     }
 
     /// A modem back from its reset (a new object) is connected again as it was.

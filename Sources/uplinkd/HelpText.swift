@@ -9,6 +9,8 @@ usage: uplinkd check IFACE... [options]
                            [--state FILE]
        uplinkd routes [--remove] [--config FILE]
        uplinkd resolve IFACE NAME [--family 4|6] [--config FILE]
+       uplinkd plan [IFACE] [--json] [--state FILE]
+       uplinkd plan IFACE --reset [--config FILE] [--state FILE]
        uplinkd --version | --help
 
 Decides for each named interface whether it reaches the internet, probing over HTTP
@@ -78,6 +80,17 @@ resolve: NAME's addresses through IFACE's own DNS servers, found and asked as it
   --config FILE          as for check ([dns], [interface NAME] dns)
   Exit status 0, 1 the name has no address, 64 usage error, 69 no such interface
   or no DNS server known for it, 78 configuration error.
+
+plan: the data plans ([interface NAME] plan = 5GB ...) as the state file shows them:
+  bytes used in the current cycle, each way and against the plan, and when the
+  cycle ends (local time).
+  --json                 as JSON
+  --reset                start a new cycle for IFACE now (the carrier's cycle
+                         differs): the running agent takes it (SIGUSR1); without one
+                         the plan file itself is changed (--config names it)
+  --state FILE           as for status
+  Exit status 0, 1 no plan, 64 usage error, 69 no state file or reset not taken,
+  78 configuration error.
 
 check exit status (one interface): 0 online, 1 captive, 2 limited, 3 down or no such
 interface; several interfaces: the highest of theirs. 64 usage error,

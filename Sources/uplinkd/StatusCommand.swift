@@ -58,6 +58,12 @@ enum StatusCommand {
                     line += ", flap penalty \(quality.flapPenalty)" + (quality.suppressed ? " (suppressed)" : "")
                 }
                 if let modem = uplink.modem { line += ", " + modem.summary }
+                if uplink.standby != (uplink.metered ? .warm : .hot) { line += ", standby \(uplink.standby.rawValue)" }
+                if let plan = uplink.plan {
+                    line += ", plan \(PlanCommand.size(plan.usedBytes))"
+                        + (plan.limitBytes.map { " of \(PlanCommand.size($0)) (\(plan.percent ?? 0) %)" } ?? " (no limit)")
+                        + (plan.capped ? " used up (at-cap \(plan.atCap.rawValue))" : "")
+                }
                 line += ", \(uplink.bytesToday) probe bytes today"
                 if let budget = uplink.budgetBytes {
                     line += " of \(budget)" + (uplink.budgetExhausted ? " (budget spent: probing on link events only)" : "")

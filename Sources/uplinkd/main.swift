@@ -23,6 +23,8 @@ case "routes":
     status = RoutesCommand.run(arguments.dropFirst())
 case "resolve":
     status = ResolveCommand.run(arguments.dropFirst())
+case "plan":
+    status = PlanCommand.run(arguments.dropFirst())
 case "--version", "version":
     print("uplinkd \(UplinkVersion.string)")
     status = 0

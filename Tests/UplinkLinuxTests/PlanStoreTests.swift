@@ -1,0 +1,78 @@
+import Glibc
+import Testing
+import UplinkCore
+import UplinkLinux
+
+/// The data plans' adapters: the plan file, the reset requests beside it, the link
+/// counters from rtnetlink, and the system's local time.
+@Suite("Data plans: the adapters")
+struct PlanStoreTests {
+    private static let ledger = PlanLedger(
+        cycleStartWallSeconds: 1_800_000_000, used: ByteCounts(received: 1_234, transmitted: 56), marksTold: [75],
+        account: TrafficAccount(baseline: CounterReading(device: DeviceIdentity(bootID: "0b1f-22", index: 7), receivedBytes: 9,
+                                                         transmittedBytes: 8, receivedPackets: 2, transmittedPackets: 1,
+                                                         headerBytes: 14)))
+
+    @Test func plansAreWrittenAndReadBack() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = "\(directory.path)/state/plans"
+        let store = PlanStore(path: path)
+        #expect(store.load().isEmpty)
+        // Nothing to keep, nothing written.
+        store.save([:], wallSeconds: 1)
+        #expect(!SmallFile.exists(path))
+        store.save(["wwan0": Self.ledger], wallSeconds: 1_800_000_100)
+        #expect(PlanStore(path: path).load() == ["wwan0": Self.ledger])
+        // Once written, an empty set is written too (the last plan went away).
+        store.save([:], wallSeconds: 1_800_000_200)
+        #expect(PlanStore(path: path).load().isEmpty)
+    }
+
+    @Test func aBrokenFileIsSetAsideAndCountingStartsAgain() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try directory.write("plans", "format 1\nplan wwan0 not-a-time 1 2 - - - - - - - -\n")
+        #expect(PlanStore(path: "\(directory.path)/plans").load().isEmpty)
+        #expect(SmallFile.exists("\(directory.path)/plans.bad"))
+        #expect(!SmallFile.exists("\(directory.path)/plans"))
+    }
+
+    @Test func resetRequestsAreTakenOnceEach() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = PlanStore(path: "\(directory.path)/plans")
+        #expect(store.takeRequests().isEmpty)
+        try PlanStore.request(reset: "wwan0", at: store.requestPath)
+        try PlanStore.request(reset: "wwan1", at: store.requestPath)
+        #expect(store.takeRequests() == ["wwan0", "wwan1"])
+        #expect(store.takeRequests().isEmpty)
+        #expect(!SmallFile.exists(store.requestPath))
+    }
+
+    @Test func theKernelsCountersOfLoopbackAreRead() throws {
+        let loop = try EventLoop()
+        let counters = try NetlinkLinkCounters(loop: loop)
+        let first = try #require(counters.readings(of: ["lo"])["lo"])
+        #expect(first.device.index == 1 && first.headerBytes == 0)
+        #expect(first.device.bootID != "unknown")
+        // Loopback is not Ethernet-framed; its counters only grow.
+        let second = try #require(counters.readings(of: ["lo", "no-such-link"])["lo"])
+        #expect(second.receivedBytes >= first.receivedBytes && second.device == first.device)
+        #expect(counters.readings(of: ["no-such-link"]).isEmpty)
+    }
+
+    @Test func theSystemsLocalTimeGivesItsOffsetAtEachMoment() throws {
+        guard SmallFile.exists("/usr/share/zoneinfo/Europe/Berlin") else { return }
+        let previous = getenv("TZ").map { String(cString: $0) }
+        setenv("TZ", "Europe/Berlin", 1)
+        defer {
+            if let previous { setenv("TZ", previous, 1) } else { unsetenv("TZ") }
+            tzset()
+        }
+        let zone = LocalTime.system
+        // 2025-01-15 12:00 UTC (winter) and 2025-07-15 12:00 UTC (summer).
+        #expect(zone.offsetSeconds(1_736_942_400) == 3_600)
+        #expect(zone.offsetSeconds(1_752_580_800) == 7_200)
+    }
+}
