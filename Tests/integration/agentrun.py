@@ -190,7 +190,9 @@ STATE_UPLINK_FIELDS = ("kind", "verdict", "reason", "since", "ipv4", "ipv6",
                        "rtt_ms", "rtt_variation_ms", "loss_pct", "degraded", "flap_penalty",
                        "suppressed", "session_ends", "session_bytes", "modem", "modem_state",
                        "registration", "operator", "operator_code", "access_technology", "rsrp_dbm",
-                       "rsrq_db", "sinr_db", "signal_pct", "recovery_step", "recoveries")
+                       "rsrq_db", "sinr_db", "signal_pct", "recovery_step", "recoveries",
+                       "plan_used", "plan_bytes", "plan_starts", "plan_ends", "plan_received", "plan_sent",
+                       "plan_capped", "at_cap", "standby")
 # Fields every `uplink` line has had since format 1 came out; later ones (METERED)
 # are appended, and readers ignore fields they do not know.
 STATE_UPLINK_REQUIRED = 13

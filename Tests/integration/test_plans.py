@@ -1,0 +1,304 @@
+"""Metered uplinks as operators run them, end to end in the failover lab
+(failoverlab.py: eth0, wlan0, wwan0 with the shipped route-failover hook; the agent
+at its defaults except where a test says), the counting checked against the wire:
+the lab's nftables counters (IPv4 at the IP level) and the kernel's own link
+statistics (`ip -s link`), read while the agent is stopped (`keep-routes-on-stop`
+keeps the LAN's traffic flowing meanwhile) or while wwan0 is quiet.
+
+- LAN traffic (small requests, 1 MB downloads, a long-lived upload) through wwan0
+  once eth0 and wlan0 are cut is counted within 1 % of the nftables counters,
+  across a restart.
+- Exact across restarts (clean, and SIGKILL) and the interface deleted and created
+  again mid-cycle: the plan grows by exactly what the devices carried at the IP
+  level, traffic while the agent was stopped included, nothing twice.
+- A capped wwan0 (at-cap last-resort; priority eth0 wwan0 wlan0) is passed over for
+  wlan0 when eth0 fails, is primary only once wlan0 fails too, and hands back to
+  wlan0 as soon as it is online (no hold-down); hooks got plan events at 75, 95 and
+  100 % with the UPLINK_PLAN_* variables; `uplinkd plan --reset` starts a new cycle.
+- A cold wwan0 sends no byte (nftables) while eth0 is primary, and takes over when
+  eth0 is cut; with the modem rig, `standby-bearer = disconnected` keeps its bearer
+  down meanwhile and connects it for the failover.
+- wwan0 primary (eth0 and wlan0 cut), the LAN idle: its upstream cut is found
+  within 2 minutes.
+- Failback flush (FAILBACK_FLUSH=yes): a long-lived TCP connection from the LAN
+  through wlan0 is reset at the failback to eth0, and its client's next connection
+  leaves through eth0; without the setting, the connection neither moves nor is
+  told (the test can fail).
+
+Run as root: sudo python3 -m pytest -v Tests/integration/test_plans.py
+"""
+
+import signal
+import subprocess
+import time
+
+import pytest
+
+import modemrig
+from agentrun import env_dump_hook, parse_env_dumps, uplink_is
+from failoverlab import wait_settled
+from lab import tool_path
+from plansupport import (Bulk, TcpFlows, device_counters, fetch, ip_bytes, plan_file, plan_used, recreate,
+                         wire_bytes)
+from pytesthelp import skip_or_fail
+
+SETTLE = 60.0
+FAILOVER = 30.0
+
+
+def config(lb, tmp_path, wwan0=None, agent=None, others=None):
+    """The lab's configuration with a plan file in tmp_path and wwan0's keys."""
+    keys = {"plan-file": str(tmp_path / "plans")}
+    keys.update(agent or {})
+    interfaces = dict(others or {})
+    interfaces["wwan0"] = dict(wwan0 or {})
+    return lb.agent_config(interfaces=interfaces, sections={"agent": keys})
+
+
+def start(agent, lb, text, name="agent", hooks=None, **kw):
+    all_hooks = dict(lb.agent_hooks())
+    all_hooks.update(hooks or {})
+    return agent(lb, config=text, hooks=all_hooks, name=name, **kw)
+
+
+def wait_primary(run, name, timeout, what=None):
+    return run.wait_state(lambda st: st["primary"] == name, timeout, what or f"{name} primary")
+
+
+def test_lan_traffic_through_wwan0_is_counted_within_1_percent_of_the_wire(fresh_flab, agent, tmp_path):
+    lb = fresh_flab
+    text = config(lb, tmp_path, {"plan": "10GB"}, {"keep-routes-on-stop": "yes"})
+    run = start(agent, lb, text)
+    wait_settled(run, lb, SETTLE)
+    lb.cut("eth0")
+    lb.cut("wlan0")
+    wait_primary(run, "wwan0", FAILOVER)
+    assert run.stop() == 0
+    used, wire = plan_used(tmp_path / "plans", "wwan0"), wire_bytes(lb, "wwan0")
+    # A new agent: the routes stay, so the LAN's traffic leaves through wwan0 at once.
+    run = start(agent, lb, text, name="second")
+    wait_primary(run, "wwan0", FAILOVER)
+    lan = lb.lan_client()
+    bulk = Bulk(lb)
+    flows = TcpFlows(lb)
+    flows.client(payload=1400, period=0.02)
+    lan.wait_flowing(via="cell")
+    flows.wait(lambda ev: [e for e in ev if e[2] == "answer" and e[3] == "cell"][50:], 20, "the upload answered")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and bulk.received < 8 << 20:
+        time.sleep(0.5)
+    lan.stop()
+    bulk.stop()
+    flows.stop_client()
+    assert run.stop() == 0
+    counted = plan_used(tmp_path / "plans", "wwan0") - used
+    carried = wire_bytes(lb, "wwan0") - wire
+    print(f"\nwwan0: counted {counted} bytes, nftables {carried} bytes "
+          f"({100 * (counted - carried) / carried:+.3f} %), {bulk.received} bytes of downloads")
+    assert bulk.received >= 4 << 20, "too little bulk traffic to judge"
+    assert abs(counted - carried) <= carried / 100
+
+
+def test_exact_across_restarts_and_the_interface_created_again(fresh_flab, agent, tmp_path):
+    lb = fresh_flab
+    # Cold: the agent sends nothing on wwan0 while eth0 is primary, so its counters
+    # move only with what this test sends through it.
+    text = config(lb, tmp_path, {"plan": "10GB", "standby": "cold"})
+    run = start(agent, lb, text)
+    wait_settled(run, lb, SETTLE)
+    assert fetch(lb, "gw", 300_000, "wwan0") == 300_000
+    assert run.stop() == 0
+    used0, device0 = plan_used(tmp_path / "plans", "wwan0"), device_counters(lb, "wwan0")
+    # While no agent runs.
+    assert fetch(lb, "gw", 200_000, "wwan0") == 200_000
+    # An agent killed (no last reading, no file written at its stop).
+    run = start(agent, lb, text, name="killed")
+    wait_settled(run, lb, SETTLE)
+    assert fetch(lb, "gw", 100_000, "wwan0") == 100_000
+    run.stop(signal.SIGKILL)
+    # The next one goes on from the file; then wwan0 is deleted and created again.
+    run = start(agent, lb, text, name="third")
+    wait_settled(run, lb, SETTLE)
+    assert fetch(lb, "gw", 150_000, "wwan0") == 150_000
+    run.wait_state(lambda st: int(st["uplinks"]["wwan0"]["plan_used"]) > used0, 15, "a reading taken")
+    old = device_counters(lb, "wwan0")
+    recreate(lb, "wwan0")
+    run.wait_stderr(r"wwan0: removed; its last counters go to its data plan", 10)
+    run.wait_state(lambda st: uplink_is(st, "wwan0", "online"), 30, "the new wwan0 online")
+    assert fetch(lb, "gw", 250_000, "wwan0") == 250_000
+    assert run.stop() == 0
+    new = device_counters(lb, "wwan0")
+    counted = plan_used(tmp_path / "plans", "wwan0") - used0
+    carried = ip_bytes(old) - ip_bytes(device0) + ip_bytes(new)
+    print(f"\nwwan0: counted {counted}, the devices carried {carried} IP bytes")
+    assert counted == carried
+
+
+def test_a_capped_backup_is_the_last_resort_and_hands_back_at_once(fresh_flab, agent, tmp_path):
+    lb = fresh_flab
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    text = config(lb, tmp_path, {"plan": "1MB"}, {"priority": "eth0 wwan0 wlan0"})
+    run = start(agent, lb, text, hooks={"20-env": env_dump_hook(dumps)})
+    wait_settled(run, lb, SETTLE)
+    run.wait_state(lambda st: st["uplinks"]["wwan0"]["plan_used"] != "-", 15, "wwan0's plan counting")
+    assert fetch(lb, "gw", 1_100_000, "wwan0") == 1_100_000
+    run.wait_state(lambda st: st["uplinks"]["wwan0"]["plan_capped"] == "yes", 15, "wwan0's plan used up")
+    def plan_events():
+        events = [d for d in parse_env_dumps(dumps) if d.get("UPLINK_EVENT") == "plan"]
+        return events if len(events) >= 3 else None
+
+    plans = run.wait_until(plan_events, 10, "three plan events")
+    assert [d["UPLINK_PLAN_THRESHOLD"] for d in plans] == ["75", "95", "100"]
+    cap = plans[-1]
+    assert cap["UPLINK_INTERFACE"] == "wwan0" and cap["UPLINK_PLAN_BYTES"] == "1000000"
+    assert int(cap["UPLINK_PLAN_USED_BYTES"]) >= 1_000_000 and int(cap["UPLINK_PLAN_PERCENT"]) >= 100
+    assert int(cap["UPLINK_PLAN_RESETS"]) > time.time()
+    lb.cut("eth0")
+    wait_primary(run, "wlan0", FAILOVER, "wlan0 primary, the capped wwan0 passed over")
+    lb.cut("wlan0")
+    wait_primary(run, "wwan0", FAILOVER, "wwan0 primary as the last resort")
+    back = time.time()
+    lb.restore("wlan0")
+    run.wait_state(lambda st: st["primary"] == "wlan0", FAILOVER, "wlan0 primary again")
+    handover = [e for e in run.events() if e.event == "primary" and e.primary == "wlan0" and e.t >= back][0]
+    print(f"\nwlan0 back: primary again after {handover.t - back:.1f} s ({handover.primary_reason})")
+    assert handover.previous_primary == "wwan0" and handover.primary_reason == "capped"
+    assert handover.t - back < 25, "a capped primary hands over without the 30 s hold-down"
+    # A new cycle by hand (the running agent takes it on SIGUSR1): the cap is gone.
+    done = run_plan(run, "wwan0", "--reset")
+    assert done.returncode == 0, done.stderr
+    st = run.state()["uplinks"]["wwan0"]
+    assert st["plan_capped"] == "no" and int(st["plan_used"]) < 100_000
+    shown = run_plan(run, "wwan0")
+    assert shown.returncode == 0 and "wwan0: " in shown.stdout and "of 1 MB used" in shown.stdout, shown.stdout
+
+
+def run_plan(run, *args):
+    argv = [str(run.binary), "plan", *args, "--state", str(run.state_path), "--config", str(run.config)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30)
+
+
+def test_a_cold_backup_sends_nothing_and_takes_over_on_a_cut(fresh_flab, agent, tmp_path):
+    lb = fresh_flab
+    text = config(lb, tmp_path, {"standby": "cold"}, {"priority": "eth0 wwan0 wlan0"})
+    run = start(agent, lb, text)
+    wait_settled(run, lb, SETTLE)
+    # Its first round is over once it is online; from then on, nothing.
+    before = lb.counters()["wwan0"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        now = lb.counters()["wwan0"]
+        assert now == before, f"bytes on wwan0's wire while eth0 was primary: {before} -> {now}"
+        time.sleep(0.5)
+    assert run.state()["uplinks"]["wwan0"]["standby"] == "cold"
+    lan = lb.lan_client()
+    lan.wait_flowing(via="eth")
+    cut = time.time()
+    lb.cut("eth0")
+    wait_primary(run, "wwan0", FAILOVER, "wwan0 primary after eth0's cut")
+    lan.wait_flowing(via="cell", since=cut)
+    last, first = lan.outage(cut, "cell")
+    print(f"\ncold wwan0: LAN traffic back {first - cut:.2f} s after the cut")
+    lan.stop()
+
+
+def test_a_metered_primary_with_an_idle_lan_finds_its_dead_upstream_within_2_minutes(fresh_flab, agent, tmp_path):
+    lb = fresh_flab
+    run = start(agent, lb, config(lb, tmp_path))
+    wait_settled(run, lb, SETTLE)
+    lb.cut("eth0")
+    lb.cut("wlan0")
+    wait_primary(run, "wwan0", FAILOVER)
+    cut = time.time()
+    lb.cut("wwan0")
+    run.wait_state(lambda st: st["uplinks"]["wwan0"]["verdict"] != "online", 130, "wwan0 no longer online")
+    left = [e for e in run.events() if e.event == "verdict" and e.iface == "wwan0" and e.t >= cut][0]
+    print(f"\nwwan0 primary, idle: left online {left.t - cut:.1f} s after its upstream was cut ({left.reason})")
+    assert left.t - cut <= 120
+
+
+def failback(lb, agent, tmp_path, flush: bool):
+    """eth0 cut, a long-lived connection from the LAN through wlan0, eth0 back:
+    (the flow's events, when the failback hook started)."""
+    if flush and tool_path("conntrack") is None:
+        skip_or_fail("conntrack is not installed (Debian: conntrack)", "conntrack")
+    lb.route_hook_conf.write_text("FAILBACK_FLUSH=yes\n" if flush else "# the hook's defaults\n")
+    run = start(agent, lb, config(lb, tmp_path, agent={"hold-down": "5s"}))
+    wait_settled(run, lb, SETTLE)
+    flows = TcpFlows(lb)
+    lb.cut("eth0")
+    wait_primary(run, "wlan0", FAILOVER)
+    flows.client()
+    flows.wait(lambda ev: [e for e in ev if e[2] == "answer" and e[3] == "wifi"][20:], 20, "the flow through wlan0")
+    restored = time.time()
+    lb.restore("eth0")
+    wait_primary(run, "eth0", FAILOVER, "eth0 primary again (failback)")
+    hook = [e for e in run.events() if e.event == "primary" and e.primary == "eth0" and e.t >= restored][0]
+    assert hook.primary_reason == "recovered"
+    return run, flows, hook.t
+
+
+def test_failback_flush_moves_a_long_lived_lan_connection_to_the_primary(fresh_flab, agent, tmp_path):
+    run, flows, at = failback(fresh_flab, agent, tmp_path, flush=True)
+    moved = flows.wait(lambda ev: [e for e in ev if e[0] >= at and e[2] == "answer" and e[3] == "eth"], 10,
+                       "an answer through eth0 after the failback")[0]
+    events = [e for e in flows.events() if e[0] >= at]
+    print(f"\nfailback flush: answers through eth0 {moved[0] - at:.2f} s after the failback hook started; "
+          f"events: {[e[2] for e in events[:6]]}")
+    first_connection = events[0][1]
+    assert any(e[1] == first_connection and e[2] in ("reset", "closed") for e in events), "the old connection was not reset"
+    assert moved[1] > first_connection, "the answer through eth0 came on a new connection"
+    assert "conntrack entries NATed to" in run.stderr()
+
+
+def test_without_the_flush_the_long_lived_connection_does_not_move(fresh_flab, agent, tmp_path):
+    run, flows, at = failback(fresh_flab, agent, tmp_path, flush=False)
+    # For ten seconds after the failback: no answer through eth0, and the client is
+    # never told to reconnect (no reset): its connection stays NATed to wlan0's address.
+    while time.time() < at + 10:
+        events = [e for e in flows.events() if e[0] >= at]
+        assert not [e for e in events if e[2] == "answer" and e[3] == "eth"], events
+        assert not [e for e in events if e[2] == "reset"], events
+        time.sleep(0.2)
+    print(f"\nwithout the flush, after the failback: {sorted(set((e[2], e[3]) for e in events))}")
+
+
+@pytest.fixture
+def rig(request, failover_ok):
+    reason = modemrig.unavailable_reason()
+    if reason is not None:
+        skip_or_fail(reason, "the modem rig")
+    with modemrig.ModemRig() as r:
+        r.mmcli("-m", r.modem_path(), "--simple-connect=apn=internet")
+        yield r
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            print(f"\n--- modem rig logs ({r.dir}) ---\n{r.logs_text()}")
+
+
+def test_a_cold_modem_keeps_its_bearer_down_until_it_is_needed(fresh_flab, rig, agent, tmp_path):
+    lb = fresh_flab
+    text = config(lb, tmp_path, {"modem": modemrig.DEFAULT_IMEI, "standby": "cold", "standby-bearer": "disconnected"},
+                  {"priority": "eth0 wwan0 wlan0"})
+    mark = rig.log_mark()
+    run = start(agent, lb, text, env={"DBUS_SYSTEM_BUS_ADDRESS": rig.bus_address})
+    run.wait_state(lambda st: st["primary"] == "eth0", SETTLE, "eth0 primary")
+    run.wait_until(lambda: [c for c in rig.commands(mark) if c.startswith("AT+CGACT=0") or c.startswith("ATH")], 30,
+                   "the bearer disconnected for the standby")
+    run.wait_state(lambda st: uplink_is(st, "wwan0", "down", "standby"), 30, "wwan0 down (standby)")
+    before = lb.counters()["wwan0"]
+    # Parked: no probe, no recovery step.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        assert lb.counters()["wwan0"] == before
+        time.sleep(0.5)
+    assert run.state()["uplinks"]["wwan0"]["recoveries"] == "0"
+    dial = rig.log_mark()
+    cut = time.time()
+    lb.cut("eth0")
+    run.wait_until(lambda: [c for c in rig.commands(dial) if c.startswith("ATD")], 30, "the bearer dialled")
+    wait_primary(run, "wwan0", FAILOVER, "wwan0 primary after eth0's cut")
+    hook = [e for e in run.events() if e.event == "primary" and e.primary == "wwan0" and e.t >= cut][0]
+    print(f"\ncold wwan0 with its bearer down: primary {hook.t - cut:.1f} s after eth0's cut")
+    assert hook.previous_primary == "eth0", "one primary change, not two"
