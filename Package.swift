@@ -55,7 +55,9 @@ let package = Package(
             providers: [.apt(["libpcre2-dev"])]
         ),
         .target(name: "CLinuxShim"),
-        .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // libssl: OpenSSL (libcurl's TLS backend, loaded with it anyway) set up bare
+        // before libcurl when a process makes no TLS connection (curl_shim.c).
+        .target(name: "CCurlShim", dependencies: ["CCurl"], linkerSettings: [.linkedLibrary("ssl")]),
         .target(name: "CAresShim", dependencies: ["CAres"]),
         .target(name: "CPCRE2Shim", dependencies: ["CPCRE2"]),
         .target(name: "CSystemdShim", dependencies: ["CSystemd"]),
