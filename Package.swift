@@ -12,7 +12,8 @@ import PackageDescription
 //                 it; a target of its own keeps the C pointers and lifetimes out of
 //                 the core's sources.
 //   CCurl, CNetlink, CAres, CPCRE2, CSystemd   system libraries found by pkg-config
-//                 (CSystemd: sd-bus, for ModemManager on the system bus).
+//                 (CSystemd: sd-bus's headers, for ModemManager on the system bus; the
+//                 library is loaded at the first use, see CSystemdShim).
 //   CLinuxShim, CCurlShim, CAresShim, CPCRE2Shim, CSystemdShim   one tiny C shim per
 //                 library: typed, non-variadic wrappers for what Swift cannot call
 //                 directly (PCRE2's names and constants are macros, and its bounded
@@ -44,9 +45,11 @@ let package = Package(
             pkgConfig: "libcares",
             providers: [.apt(["libc-ares-dev"])]
         ),
+        // Headers only: libsystemd is loaded when the system bus is first opened
+        // (CSystemdShim), not linked, so no command pays for it unless it asks
+        // ModemManager something.
         .systemLibrary(
             name: "CSystemd",
-            pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
         .systemLibrary(

@@ -57,8 +57,10 @@ printf 'Source: uplinkd\n\nPackage: uplinkd\nArchitecture: any\n' > "$shlib_dir/
 binary=$(realpath "$stage/usr/bin/uplinkd")
 depends=$(cd "$shlib_dir" && dpkg-shlibdeps -O -e "$binary" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "build-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
-# iproute2 for the hooks, procps for the unit's ExecReload (kill).
-depends="$depends, iproute2, procps"
+# iproute2 for the hooks, procps for the unit's ExecReload (kill), libsystemd0 for
+# sd-bus (ModemManager), which the binary loads when it first opens the system bus
+# instead of naming it in NEEDED.
+depends="$depends, iproute2, procps, libsystemd0"
 
 installed_kib=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s/@VERSION@/$version-$revision/" -e "s/@ARCH@/$arch/" \
