@@ -383,6 +383,9 @@ def agent_parts(args, parts):
                   f"hook's shell had started; both leave from the same decision)")
             run.stop()
             sub.stop()
+            # The loop counts events, not toggles: it may end with eth0's carrier
+            # down, and the next agent in this lab would never see eth0 online.
+            peer("eth0", True)
 
         if "will" in parts:
             sub = Subscriber(broker, ["uplinkd/gw1/availability"], work / "will.out")
