@@ -11,15 +11,17 @@ import PackageDescription
 //                 computation (it touches no system state), so the core may depend on
 //                 it; a target of its own keeps the C pointers and lifetimes out of
 //                 the core's sources.
-//   CCurl, CNetlink, CAres, CPCRE2, CSystemd   system libraries found by pkg-config
-//                 (CSystemd: sd-bus's headers, for ModemManager on the system bus; the
-//                 library is loaded at the first use, see CSystemdShim).
-//   CLinuxShim, CCurlShim, CAresShim, CPCRE2Shim, CSystemdShim   one tiny C shim per
-//                 library: typed, non-variadic wrappers for what Swift cannot call
-//                 directly (PCRE2's names and constants are macros, and its bounded
-//                 search needs a C callout; sd-bus's type codes are character macros).
+//   CCurl, CNetlink, CAres, CPCRE2, CSystemd, CMosquitto   system libraries found by
+//                 pkg-config (CSystemd: sd-bus's headers, for ModemManager on the system
+//                 bus; the library is loaded at the first use, see CSystemdShim;
+//                 CMosquitto: libmosquitto, the MQTT push channel).
+//   CLinuxShim, CCurlShim, CAresShim, CPCRE2Shim, CSystemdShim, CMosquittoShim   one
+//                 tiny C shim per library: typed, non-variadic wrappers for what Swift
+//                 cannot call directly (PCRE2's names and constants are macros, and its
+//                 bounded search needs a C callout; sd-bus's type codes are character
+//                 macros; libmosquitto's callbacks get trampolines).
 //   UplinkLinux   adapters: netlink, sysfs, libcurl prober, DNS, ModemManager (sd-bus),
-//                 event loop, processes, the agent.
+//                 MQTT (libmosquitto), event loop, processes, the agent.
 //   UplinkMonitor the embedding API (async changes). A target of its own so the
 //                 command line does not link Swift Concurrency and Dispatch.
 //   uplinkd       the command line.
@@ -57,6 +59,11 @@ let package = Package(
             pkgConfig: "libpcre2-8",
             providers: [.apt(["libpcre2-dev"])]
         ),
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
         .target(name: "CLinuxShim"),
         // libssl: OpenSSL (libcurl's TLS backend, loaded with it anyway) set up bare
         // before libcurl when a process makes no TLS connection (curl_shim.c).
@@ -64,12 +71,13 @@ let package = Package(
         .target(name: "CAresShim", dependencies: ["CAres"]),
         .target(name: "CPCRE2Shim", dependencies: ["CPCRE2"]),
         .target(name: "CSystemdShim", dependencies: ["CSystemd"]),
+        .target(name: "CMosquittoShim", dependencies: ["CMosquitto"]),
         .target(name: "UplinkPattern", dependencies: ["CPCRE2Shim"]),
         .target(name: "UplinkCore", dependencies: ["UplinkPattern"]),
         .target(
             name: "UplinkLinux",
-            dependencies: ["UplinkCore", "CCurl", "CNetlink", "CAres", "CSystemd", "CLinuxShim", "CCurlShim", "CAresShim",
-                           "CSystemdShim"]
+            dependencies: ["UplinkCore", "CCurl", "CNetlink", "CAres", "CSystemd", "CMosquitto", "CLinuxShim",
+                           "CCurlShim", "CAresShim", "CSystemdShim", "CMosquittoShim"]
         ),
         .target(
             name: "UplinkMonitor",

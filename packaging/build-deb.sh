@@ -36,6 +36,8 @@ install -m 0644 packaging/debian/uplinkd.service "$stage/lib/systemd/system/upli
 install -m 0644 packaging/debian/uplinkd-wait-online.service "$stage/lib/systemd/system/uplinkd-wait-online.service"
 install -m 0644 packaging/debian/copyright "$stage/usr/share/doc/uplinkd/copyright"
 install -m 0644 README.md "$stage/usr/share/doc/uplinkd/README.md"
+# The shipped hooks' manual (README.md keeps the hook contract and links to it).
+install -m 0644 hooks/README.md "$stage/usr/share/doc/uplinkd/hooks.md"
 gzip -9n < packaging/debian/uplinkd.8 > "$stage/usr/share/man/man8/uplinkd.8.gz"
 chmod 0644 "$stage/usr/share/man/man8/uplinkd.8.gz"
 mkdir -p "$stage/usr/share/man/man5"

@@ -27,6 +27,12 @@ extension AgentCore {
             // Traffic that flows and is answered vouches for the uplink: no probe.
             uplink.traffic.skippedLightRound(at: now)
             uplink.schedule.postpone(until: at + uplink.settings.intervalMilliseconds)
+            uplink.scheduleLivenessCheck(now: now)
+            return nil
+        }
+        if purpose == .liveness && uplink.traffic.vouchesForLiveness(lastRoundMilliseconds: uplink.lastRoundMilliseconds) {
+            uplink.schedule.postpone(until: (uplink.lastExchangeMilliseconds ?? at) + uplink.settings.intervalMilliseconds)
+            uplink.scheduleLivenessCheck(now: now)
             return nil
         }
         // A doubt, or a promotion, is settled whatever the budget; periodic rounds wait
@@ -60,6 +66,13 @@ extension AgentCore {
         if uplink.doubt != nil || !uplink.isOnline || uplink.machine.isSuspect { return .full }
         if let recheck = uplink.session?.recheckMilliseconds, now.monotonicMilliseconds >= recheck { return .full }
         if uplink.verification == .wanted && !isFresh(uplink, now: now) { return .verify }
+        // Between light rounds, a bare handshake, except while waiting out a hold-down
+        // (those rounds are its proof).
+        if uplink.settings.livenessIntervalMilliseconds != nil, let last = uplink.lastExchangeMilliseconds,
+           now.monotonicMilliseconds - last < uplink.settings.intervalMilliseconds,
+           !([selector] + familySelectors.values).contains(where: { $0.heldDown.contains(uplink.name) }) {
+            return .liveness
+        }
         return .light
     }
 
@@ -84,18 +97,23 @@ extension AgentCore {
         }
         // Rounds on an online uplink use what was learned of it; any other round
         // (start-up, a link that just changed, recovery, a second look at a slow one)
-        // the configured ceilings.
+        // the configured ceilings. A full round confirming that the uplink passes
+        // nothing goes below the usual floor when its round trips allow: a dead path is
+        // told in a few of them, and a slow but live one earns a second look.
         let learned = uplink.usesLearnedLimits(policy.quality)
+        let confirming = purpose == .full && uplink.doubt?.confirmsFailure == true
+        let exchangeFloor = confirming ? AgentCore.confirmationFloorMilliseconds : AgentCore.exchangeFloorMilliseconds
+        let lookupFloor = confirming ? AgentCore.confirmationFloorMilliseconds : AgentCore.lookupFloorMilliseconds
         let dnsCeiling = configuration.dns.timeoutMilliseconds
         return RoundPlan(
             interface: uplink.name, index: uplink.index, kind: uplink.kind, link: .probe(families), purpose: purpose,
             probes: all, thresholdPercent: uplink.settings.successThresholdPercent,
             timeoutMilliseconds: learned
-                ? uplink.exchangeTimes.timeout(floorMilliseconds: AgentCore.exchangeFloorMilliseconds,
+                ? uplink.exchangeTimes.timeout(floorMilliseconds: exchangeFloor,
                                                ceilingMilliseconds: uplink.settings.timeoutMilliseconds)
                 : uplink.settings.timeoutMilliseconds,
             dnsTimeoutMilliseconds: learned
-                ? uplink.lookupTimes.timeout(floorMilliseconds: min(AgentCore.lookupFloorMilliseconds, dnsCeiling),
+                ? uplink.lookupTimes.timeout(floorMilliseconds: min(lookupFloor, dnsCeiling),
                                              ceilingMilliseconds: dnsCeiling)
                 : dnsCeiling,
             cachedAnswers: cached, probesByFamily: byFamily)
@@ -145,6 +163,7 @@ extension AgentCore {
         }
         let rerun = uplink.roundEnded()
         uplink.lastRoundMilliseconds = at
+        if round.purpose != .liveness { uplink.lastExchangeMilliseconds = at }
         if let dns = report.dns {
             uplink.dnsSource = dns.source
             uplink.network.dnsServers = dns.addresses
@@ -152,8 +171,8 @@ extension AgentCore {
         learn(from: report, into: &uplink, now: now)
         var actions: [Action] = []
         switch round.purpose {
-        case .light:
-            lightRoundFinished(report, &uplink, now: now)
+        case .light, .liveness:
+            lightRoundFinished(report, &uplink, failure: round.purpose == .light ? .lightRoundFailed : .livenessFailed, now: now)
         case .verify:
             verifyRoundFinished(report, &uplink, now: now)
         case .full:
@@ -176,7 +195,8 @@ extension AgentCore {
     /// online over IPv4 with broken IPv6 keeps failing IPv6 quietly); a family that was
     /// not online and validated needs a full round to say it is back (and to give it
     /// its primary role again).
-    private mutating func lightRoundFinished(_ report: CheckReport, _ uplink: inout Uplink, now: Instant) {
+    private mutating func lightRoundFinished(_ report: CheckReport, _ uplink: inout Uplink, failure: FullRoundReason,
+                                             now: Instant) {
         let families = uplink.machine.families
         let online = AddressFamily.allCases.filter { families[$0]?.verdict == .online }
         let held = report.assessment.verdict == .online && online.allSatisfy { report.families[$0]?.verdict == .online }
@@ -186,11 +206,16 @@ extension AgentCore {
         if held {
             uplink.lastValidatedMilliseconds = now.monotonicMilliseconds
             uplink.schedule.roundFinished(at: now.monotonicMilliseconds, suspect: false, online: true, settings: uplink.settings)
+            if let last = uplink.lastExchangeMilliseconds, uplink.schedule.nextDueMilliseconds != nil {
+                // A liveness round leaves the light round where it was.
+                uplink.schedule.postpone(until: last + uplink.settings.intervalMilliseconds)
+            }
+            uplink.scheduleLivenessCheck(now: now)
             if familyBack { requestFullRound(&uplink, .familyBack, now: now) }
         } else {
             uplink.answers.clear()
             if selector.heldDown.contains(uplink.name) { uplink.holdDownRestartMilliseconds = now.monotonicMilliseconds }
-            requestFullRound(&uplink, .lightRoundFailed, now: now)
+            requestFullRound(&uplink, failure, now: now)
         }
     }
 
@@ -246,6 +271,7 @@ extension AgentCore {
         if case .probe = uplink.link {
             uplink.schedule.roundFinished(at: now.monotonicMilliseconds, suspect: uplink.machine.isSuspect,
                                           online: uplink.isOnline, settings: uplink.settings)
+            uplink.scheduleLivenessCheck(now: now)
         }
         return actions
     }
@@ -253,7 +279,8 @@ extension AgentCore {
     /// Round-trip times, DNS answers worth keeping, from a finished round.
     private func learn(from report: CheckReport, into uplink: inout Uplink, now: Instant) {
         for probe in report.probes where probe.judgement == .valid {
-            uplink.exchangeTimes.add(sampleMilliseconds: probe.exchangeMilliseconds)
+            // A bare handshake is no HTTP exchange: its time would shorten the limits.
+            if report.purpose != .liveness { uplink.exchangeTimes.add(sampleMilliseconds: probe.exchangeMilliseconds) }
             if let lookup = probe.dnsMilliseconds { uplink.lookupTimes.add(sampleMilliseconds: lookup) }
             if let host = probe.host, let ttl = probe.dnsTTLSeconds, let bounds = configuration.dns.answerReuseMilliseconds {
                 uplink.answers.store(probe.addresses, for: DNSAnswerCache.Key(host: host, family: probe.family),

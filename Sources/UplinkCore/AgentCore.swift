@@ -36,6 +36,11 @@ public struct AgentCore: Sendable {
     /// after one second.
     public static let exchangeFloorMilliseconds = 1_000
     public static let lookupFloorMilliseconds = 1_000
+    /// The floor of a full round confirming that an online uplink passes nothing (a
+    /// stall, a failed light or liveness round): its own round trips, when that short,
+    /// tell a dead path; a probe that connects and then runs out of time earns a
+    /// second look at the ceilings.
+    public static let confirmationFloorMilliseconds = 250
 
     public private(set) var configuration: Configuration
     public var policy: AgentPolicy { configuration.agent }
@@ -220,12 +225,13 @@ public struct AgentCore: Sendable {
             return []
         }
         var actions: [Action] = []
+        let quick = TrafficMonitor.QuickStall.of(uplink.figures, windowMilliseconds: window)
         switch uplink.traffic.monitor.sample(receivedPackets: receivedPackets, transmittedPackets: transmittedPackets,
-                                             at: at, windowMilliseconds: window) {
+                                             at: at, windowMilliseconds: window, quick: quick) {
         case .flowing(answered: true):
             uplink.traffic.answered(at: now)
         case .stalled where !uplink.traffic.alarmsPaused(at: now) && uplink.doubt == nil:
-            let evidence = uplink.traffic.monitor.stallEvidence(at: at, windowMilliseconds: window)
+            let evidence = uplink.traffic.monitor.stallEvidence(at: at, windowMilliseconds: quick?.windowMilliseconds ?? window)
             requestFullRound(&uplink, .stallAlarm, now: now)
             actions = [.note(.stalled(name, evidence))]
         case .stalled:
@@ -240,7 +246,7 @@ public struct AgentCore: Sendable {
 
     /// Time passed: start due rounds, end hold-downs, climb recovery ladders.
     public mutating func tick(now: Instant) -> [Action] {
-        reselectPrimary(now: now) + climbLadders(now: now) + dueRounds(now: now)
+        stopAwaitingLateSteps(now: now) + reselectPrimary(now: now) + climbLadders(now: now) + dueRounds(now: now)
     }
 
     /// When the runtime must call `tick` next (monotonic milliseconds), if ever.

@@ -101,6 +101,16 @@ public struct AgentState: Sendable, Equatable {
             && familyPrimaries == other.familyPrimaries
     }
 
+    /// `status --json`'s object, which the MQTT `state` topic carries too: one encoder
+    /// for both. `ageSeconds` and `running` are what the reader knows (`status` reads
+    /// them from the file's age and the process table; the agent itself: 0 and true).
+    public func statusJSON(ageSeconds: Int, running: Bool) -> JSONValue {
+        guard case .object(var members) = json else { return json }
+        members.insert(("age_seconds", .int(ageSeconds)), at: 2)
+        members.insert(("agent_running", .bool(running)), at: 3)
+        return .object(members)
+    }
+
     public var json: JSONValue {
         .object([
             ("primary", .optional(primary?.value)),
@@ -109,35 +119,7 @@ public struct AgentState: Sendable, Equatable {
             ("written", .int(writtenWallSeconds)),
             ("pid", .int(pid)),
             ("stopped", .bool(stopped)),
-            ("uplinks", .array(uplinks.map { uplink in
-                .object([
-                    ("interface", .string(uplink.interface.value)),
-                    ("kind", .string(uplink.kind.rawValue)),
-                    ("verdict", .string(uplink.verdict.rawValue)),
-                    ("reason", .string(uplink.reason.rawValue)),
-                    ("since", .int(uplink.sinceWallSeconds)),
-                    ("portal_url", .optional(uplink.portalURL)),
-                    ("families", .object([
-                        ("ipv4", AgentState.familyJSON(uplink.ipv4, uplink.ipv4Reason)),
-                        ("ipv6", AgentState.familyJSON(uplink.ipv6, uplink.ipv6Reason)),
-                    ])),
-                    ("dns_source", .optional(uplink.dnsSource?.rawValue)),
-                    ("dns_per_uplink", .bool(uplink.dnsSource?.isPerUplink ?? false)),
-                    ("bytes_today", .int(uplink.bytesToday)),
-                    ("budget_bytes", uplink.budgetBytes.map(JSONValue.int) ?? .null),
-                    ("budget_exhausted", .bool(uplink.budgetExhausted)),
-                    ("metered", .bool(uplink.metered)),
-                    ("rtt_ms", uplink.quality.figures.roundTripMilliseconds.map(JSONValue.int) ?? .null),
-                    ("rtt_variation_ms", uplink.quality.figures.roundTripVariationMilliseconds.map(JSONValue.int) ?? .null),
-                    ("loss_pct", uplink.quality.figures.lossPercent.map(JSONValue.int) ?? .null),
-                    ("degraded", .bool(uplink.quality.degraded)),
-                    ("flap_penalty", .int(uplink.quality.flapPenalty)),
-                    ("suppressed", .bool(uplink.quality.suppressed)),
-                    ("session_ends", uplink.session.endsWallSeconds.map(JSONValue.int) ?? .null),
-                    ("session_bytes_remaining", uplink.session.bytesRemaining.map(JSONValue.int) ?? .null),
-                    ("modem", uplink.modem?.json ?? .null),
-                ])
-            })),
+            ("uplinks", .array(uplinks.map(\.json))),
         ])
     }
 }
@@ -156,5 +138,38 @@ extension AgentState {
     static func familyJSON(_ verdict: Verdict?, _ reason: Reason?) -> JSONValue {
         guard let verdict else { return .null }
         return .object([("verdict", .string(verdict.rawValue)), ("reason", .optional(reason?.rawValue))])
+    }
+}
+
+extension UplinkStatus {
+    /// One uplink as in `status --json`'s `uplinks` array (and an MQTT uplink topic).
+    public var json: JSONValue {
+        .object([
+            ("interface", .string(interface.value)),
+            ("kind", .string(kind.rawValue)),
+            ("verdict", .string(verdict.rawValue)),
+            ("reason", .string(reason.rawValue)),
+            ("since", .int(sinceWallSeconds)),
+            ("portal_url", .optional(portalURL)),
+            ("families", .object([
+                ("ipv4", AgentState.familyJSON(ipv4, ipv4Reason)),
+                ("ipv6", AgentState.familyJSON(ipv6, ipv6Reason)),
+            ])),
+            ("dns_source", .optional(dnsSource?.rawValue)),
+            ("dns_per_uplink", .bool(dnsSource?.isPerUplink ?? false)),
+            ("bytes_today", .int(bytesToday)),
+            ("budget_bytes", budgetBytes.map(JSONValue.int) ?? .null),
+            ("budget_exhausted", .bool(budgetExhausted)),
+            ("metered", .bool(metered)),
+            ("rtt_ms", quality.figures.roundTripMilliseconds.map(JSONValue.int) ?? .null),
+            ("rtt_variation_ms", quality.figures.roundTripVariationMilliseconds.map(JSONValue.int) ?? .null),
+            ("loss_pct", quality.figures.lossPercent.map(JSONValue.int) ?? .null),
+            ("degraded", .bool(quality.degraded)),
+            ("flap_penalty", .int(quality.flapPenalty)),
+            ("suppressed", .bool(quality.suppressed)),
+            ("session_ends", session.endsWallSeconds.map(JSONValue.int) ?? .null),
+            ("session_bytes_remaining", session.bytesRemaining.map(JSONValue.int) ?? .null),
+            ("modem", modem?.json ?? .null),
+        ])
     }
 }

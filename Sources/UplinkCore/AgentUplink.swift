@@ -30,6 +30,8 @@ extension AgentCore {
         var lastValidatedMilliseconds: Int?
         /// When the last round of any purpose finished.
         var lastRoundMilliseconds: Int?
+        /// When the last round with HTTP exchanges (not a liveness round) finished.
+        var lastExchangeMilliseconds: Int?
         /// When it was last verified because the primary fell in doubt.
         var lastPreverifyMilliseconds: Int?
         /// When a probe failed while it waited out its hold-down: the hold-down starts
@@ -124,6 +126,13 @@ extension AgentCore {
             schedule.probeNow(at: now.monotonicMilliseconds, settings: settings)
         }
 
+        /// A recovery step changed the path under the uplink: the round in flight saw
+        /// the path before it, so its answer is dropped (its bytes still count).
+        mutating func recoveryStepTaken() {
+            forgetWhatWasLearned()
+            round = .idle
+        }
+
         /// A full round is owed: at once when idle, else right after the running round.
         mutating func requestFullRound(_ reason: FullRoundReason, now: Instant) {
             switch round {
@@ -144,6 +153,14 @@ extension AgentCore {
             defer { round = .idle }
             if case .rerunPending(_, let reason) = round { return reason }
             return nil
+        }
+
+        /// After a round that leaves it online and settled: a liveness check comes
+        /// before the next light round when one is due sooner.
+        mutating func scheduleLivenessCheck(now: Instant) {
+            guard let liveness = settings.livenessIntervalMilliseconds, isOnline, doubt == nil, !machine.isSuspect,
+                  let due = schedule.nextDueMilliseconds, now.monotonicMilliseconds + liveness < due else { return }
+            schedule.postpone(until: now.monotonicMilliseconds + liveness)
         }
 
         /// A full round decided: the doubt and its looks are settled.

@@ -118,7 +118,7 @@ public enum CheckPlanner {
             switch result.outcome {
             case .response(let response): answer = response
             case .dnsHijack(_, let response): answer = response
-            case .failure: answer = nil
+            case .failure, .handshake: answer = nil
             }
             guard let answer, let login = PortalHints.wisprLoginURL(in: answer.bodyText) else { return false }
             return PortalHints.safeURL(result.request.probe.url.resolving(login)) == url

@@ -30,6 +30,9 @@ public enum Classifier {
             return classify(response, for: probe)
         case .dnsHijack(_, let answer):
             return classifyHijacked(answer, for: probe)
+        case .handshake:
+            // A sign of life only; a liveness round never decides a verdict.
+            return .valid
         }
     }
 

@@ -34,6 +34,8 @@ public struct Configuration: Sendable, Equatable {
     public var dns = DNSSettings()
     /// What the agent exports for other tools (`[export]`).
     public var export = ExportSettings()
+    /// The MQTT push channel (`[mqtt]`); off unless a broker is set.
+    public var mqtt = MQTTSettings()
 
     public init() {}
 

@@ -14,6 +14,7 @@ extension ConfigurationKeys {
             ("links", links.keys),
             ("dns", dns.keys),
             ("export", export.keys),
+            ("mqtt", mqtt.keys),
             ("probe NAME", probe.keys),
             ("kind KIND", kind.keys),
             ("interface NAME", interface.keys),

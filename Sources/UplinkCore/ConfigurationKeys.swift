@@ -33,6 +33,8 @@ public enum ConfigurationKeys {
         }),
         ("stall-window", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
             p.stallWindow = value == "off" ? .off : .value(try ValueParser.duration(value, range: 500...60_000)) }),
+        ("liveness-interval", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
+            p.livenessInterval = value == "off" ? .off : .value(try ValueParser.duration(value, range: 1_000...3_600_000)) }),
         ("recover", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
             p.recover = try ValueParser.boolean(value) }),
         ("recover-after", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
@@ -125,7 +127,7 @@ public enum ConfigurationKeys {
             c.agent.modems.signalIntervalMilliseconds = try ValueParser.duration(value, range: 5_000...3_600_000) }),
     ]) + probing.lifted(\Configuration.probing, section: "agent", only: [
         "interval", "suspect-interval", "failures-to-leave-online", "successes-to-return", "probe-when-online",
-        "probes", "daily-budget", "metered", "stall-window", "recover", "recover-after", "reset-after", "power-cycle-after",
+        "probes", "daily-budget", "metered", "stall-window", "liveness-interval", "recover", "recover-after", "reset-after", "power-cycle-after",
     ])
 
     /// `[dns]`: where servers come from and how names are resolved.

@@ -46,6 +46,7 @@ public struct ConfigurationParser {
         case agent
         case dns
         case export
+        case mqtt
         case probe(name: String, line: Int, draft: ProbeDraft)
         case interface(InterfaceName)
         case kind(InterfaceKind)
@@ -110,6 +111,7 @@ public struct ConfigurationParser {
                         "https-only is on but probe '\(plain.name)' uses plain HTTP (\(plain.url)); set default-probes = no and give https probes")
         }
         try checkRecoveryLadders(configuration, error)
+        try checkMQTT(configuration.mqtt, origins: origins, error: error)
         return configuration
     }
 
@@ -140,6 +142,28 @@ public struct ConfigurationParser {
                 throw error("power-cycle-after", sections,
                             "power-cycle-after (\(seconds(powerCycle))) must be longer than \(ladder.resetAfterMilliseconds == nil ? "recover-after" : "reset-after") (\(seconds(before))): the ladder climbs one step at a time")
             }
+        }
+    }
+
+    /// `[mqtt]` keys that only make sense together.
+    private func checkMQTT(_ mqtt: MQTTSettings, origins: Origins,
+                           error: (String, [String], String) -> ConfigurationError) throws(ConfigurationError) {
+        let setKeys = ConfigurationKeys.mqtt.keys.filter { origins[Place(section: "mqtt", key: $0)] != nil }
+        guard let broker = mqtt.broker else {
+            if let first = setKeys.first {
+                throw error(first, ["mqtt"], "[mqtt] needs broker = mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
+            }
+            return
+        }
+        if !broker.tls, let key = ["ca-file", "certificate-file", "key-file"].first(where: setKeys.contains) {
+            throw error(key, ["mqtt"], "\(key) needs TLS: broker must be mqtts://, not \(broker)")
+        }
+        if (mqtt.certificateFilePath == nil) != (mqtt.keyFilePath == nil) {
+            let key = mqtt.certificateFilePath == nil ? "key-file" : "certificate-file"
+            throw error(key, ["mqtt"], "certificate-file and key-file go together (a client certificate and its key)")
+        }
+        if mqtt.homeAssistant, mqtt.discoveryPrefix == mqtt.topicPrefix {
+            throw error("discovery-prefix", ["mqtt"], "discovery-prefix must differ from topic-prefix")
         }
     }
 
@@ -237,6 +261,8 @@ public struct ConfigurationParser {
             try ConfigurationKeys.dns.apply(key, value, to: &configuration.dns)
         case .export:
             try ConfigurationKeys.export.apply(key, value, to: &configuration)
+        case .mqtt:
+            try ConfigurationKeys.mqtt.apply(key, value, to: &configuration.mqtt)
         case .interface(let name):
             try ConfigurationKeys.interface.named("interface \(name)")
                 .apply(key, value, to: &configuration.interfaces[name, default: InterfaceSettings()])
@@ -254,6 +280,7 @@ public struct ConfigurationParser {
         case ("agent", 1): return .agent
         case ("dns", 1): return .dns
         case ("export", 1): return .export
+        case ("mqtt", 1): return .mqtt
         case ("probe", 2):
             guard ConfigurationParser.isValidProbeName(words[1]) else {
                 throw error(file, line, nil, "probe name '\(words[1].printableEscaped)' may use only letters, digits, '-', '_' and '.'")
@@ -272,7 +299,7 @@ public struct ConfigurationParser {
                 throw self.error(file, line, nil, error.message)
             }
         default:
-            throw error(file, line, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [agent], [dns], [uplinks], [links], [export], [probe NAME], [kind KIND] or [interface NAME]")
+            throw error(file, line, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [agent], [dns], [uplinks], [links], [export], [mqtt], [probe NAME], [kind KIND] or [interface NAME]")
         }
     }
 

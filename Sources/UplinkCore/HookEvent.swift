@@ -1,5 +1,19 @@
 /// Something hooks are told about: a verdict change of one uplink, a change of the
-/// primary uplink, or the agent stopping.
+/// primary uplink, a repair of the routes, a modem recovery step, or the agent
+/// stopping. Every kind carries the same facts by the same rules (the core builds all
+/// of them in one place, `AgentCore+Events.swift`); what differs by kind is only which
+/// uplink they describe, which primaries they compare, and which uplink was given up:
+///
+/// | kind      | the uplink described (`interface`...)  | primaries (after / before) | given up (`previousAddresses`) |
+/// |-----------|----------------------------------------|----------------------------|--------------------------------|
+/// | verdict   | the uplink whose verdict changed       | both the current ones      | that uplink                    |
+/// | primary   | the new primary, else the old one      | after / before the change  | the old primary                |
+/// | repair    | the primary (none: no interface)       | both the current ones      | none                           |
+/// | recover   | the uplink whose modem is recovered    | both the current ones      | none                           |
+/// | stop      | the primary (none: no interface)       | none / the current ones    | the primary                    |
+///
+/// The described uplink's portal URL (and its WISPr mark) is given only while it is
+/// captive.
 public struct HookEvent: Sendable, Equatable {
     public enum Kind: String, Sendable {
         case verdict

@@ -10,9 +10,11 @@ public struct InterfaceSettings: Sendable, Equatable {
     /// Its own probing settings, over those of its kind.
     public var probing: ProbingOverrides
 
-    public init(kind: InterfaceKind? = nil, dnsServers: [IPAddress]? = nil, probing: ProbingOverrides = ProbingOverrides()) {
+    public init(kind: InterfaceKind? = nil, dnsServers: [IPAddress]? = nil, modem: ModemBinding? = nil,
+                probing: ProbingOverrides = ProbingOverrides()) {
         self.kind = kind
         self.dnsServers = dnsServers
+        self.modem = modem
         self.probing = probing
     }
 }

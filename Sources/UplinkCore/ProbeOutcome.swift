@@ -8,6 +8,9 @@ public enum ProbeOutcome: Sendable, Equatable {
     /// portal wants the user to go; `answer` is what came back, nil when nothing was
     /// sent or the exchange failed. The DNS answer stays the evidence either way.
     case dnsHijack([IPAddress], answer: ProbeResponse? = nil)
+    /// The TCP handshake with the probe's server completed and nothing more was sent:
+    /// a liveness check's answer (see `RoundPurpose.liveness`).
+    case handshake
 
     /// A hijacked DNS answer followed by the HTTP exchange with the address it gave.
     /// A failed exchange leaves only the DNS evidence: the portal said nothing better.

@@ -8,6 +8,11 @@ public enum RoundPurpose: String, Sendable, CaseIterable {
     case light
     /// One short probe per family of a backup about to become primary.
     case verify
+    /// Between light rounds of an online uplink: one bare TCP handshake per family
+    /// with a probe's server, no HTTP, closed with a reset (about a fifth of an HTTP
+    /// exchange's bytes). A sign of life, no proof of the internet: its failure only
+    /// starts a full round.
+    case liveness
 }
 
 /// One probe round as the core asks for it, with what the adapter needs to run it:

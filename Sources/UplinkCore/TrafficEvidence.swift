@@ -28,6 +28,13 @@ struct TrafficEvidence: Sendable {
         lastAnsweredMilliseconds = now.monotonicMilliseconds
     }
 
+    /// Whether answered traffic since the last round stands in for a liveness round
+    /// due now (no limit: a liveness round finds no portal).
+    func vouchesForLiveness(lastRoundMilliseconds: Int?) -> Bool {
+        guard let answered = lastAnsweredMilliseconds else { return false }
+        return answered >= lastRoundMilliseconds ?? 0
+    }
+
     /// Whether answered traffic since the last round (and the last skip) stands in for
     /// a light round due now.
     func vouchesForLightRound(lastRoundMilliseconds: Int?) -> Bool {

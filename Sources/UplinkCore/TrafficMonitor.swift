@@ -79,9 +79,38 @@ public struct TrafficMonitor: Sendable {
         alarmed = false
     }
 
+    /// A shorter stall rule for busy links: this many packets left unanswered for this
+    /// long (several of the uplink's own round trips) is a stall too.
+    public struct QuickStall: Sendable, Equatable {
+        public var windowMilliseconds: Int
+        public var unansweredPackets: UInt64
+
+        public init(windowMilliseconds: Int, unansweredPackets: UInt64) {
+            self.windowMilliseconds = windowMilliseconds
+            self.unansweredPackets = unansweredPackets
+        }
+
+        /// At least this many packets unanswered for several round trips of the
+        /// uplink's own: 8 smoothed round trips or 3 retransmission timeouts, never
+        /// under the floor (the sampling runs every 100 ms while packets leave).
+        public static let packets: UInt64 = 4
+        public static let floorMilliseconds = 300
+        public static let roundTrips = 8
+
+        /// The quick rule for an uplink of these figures, when it is shorter than the
+        /// configured window; nil before its round trips are known.
+        public static func of(_ figures: QualityFigures?, windowMilliseconds: Int) -> QuickStall? {
+            guard let roundTrip = figures?.roundTripMilliseconds else { return nil }
+            let variation = figures?.roundTripVariationMilliseconds ?? roundTrip / 2
+            let window = max(floorMilliseconds, roundTrips * roundTrip, 3 * (roundTrip + 4 * variation))
+            guard window < windowMilliseconds else { return nil }
+            return QuickStall(windowMilliseconds: window, unansweredPackets: packets)
+        }
+    }
+
     /// Takes the interface's received and transmitted packet counters.
     public mutating func sample(receivedPackets rx: UInt64, transmittedPackets tx: UInt64, at now: Int,
-                                windowMilliseconds: Int) -> Observation {
+                                windowMilliseconds: Int, quick: QuickStall? = nil) -> Observation {
         lastSampleMilliseconds = now
         self.windowMilliseconds = windowMilliseconds
         guard let previous = last, rx >= previous.rx, tx >= previous.tx else {
@@ -106,8 +135,11 @@ public struct TrafficMonitor: Sendable {
             transmittedAtLastReceive = tx
             alarmed = false
         }
-        if !alarmed && tx - transmittedAtLastReceive >= TrafficMonitor.unansweredPackets
-            && now - lastReceiveMilliseconds >= windowMilliseconds {
+        let unanswered = tx - transmittedAtLastReceive
+        let silence = now - lastReceiveMilliseconds
+        let slow = unanswered >= TrafficMonitor.unansweredPackets && silence >= windowMilliseconds
+        let fast = quick.map { unanswered >= $0.unansweredPackets && silence >= $0.windowMilliseconds } ?? false
+        if !alarmed && (slow || fast) {
             alarmed = true
             return .stalled
         }

@@ -11,11 +11,15 @@ public enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
     /// The hooks told of a portal finished (the portal-login hook may have logged in).
     case hookFinished = "hook-finished"
     case lightRoundFailed = "light-round-failed"
+    /// A liveness round's handshake failed.
+    case livenessFailed = "liveness-failed"
     /// A light round found online a family that the last full round had not.
     case familyBack = "family-back"
     case verificationFailed = "verification-failed"
     /// Packets left the primary with nothing coming back (passive stall detection).
     case stallAlarm = "stall-alarm"
+    /// A recovery step connected the uplink's modem again.
+    case modemReconnected = "modem-reconnected"
 
     /// Whether the reason is evidence against the uplink's health. Evidence puts it in
     /// doubt at once, even while a round runs (that round's figures wait for the doubt
@@ -24,8 +28,17 @@ public enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
     /// fresh look.
     var suspectsUplink: Bool {
         switch self {
-        case .linkChanged, .hookFinished: return false
-        case .linkTouched, .lightRoundFailed, .familyBack, .verificationFailed, .stallAlarm: return true
+        case .linkChanged, .hookFinished, .modemReconnected: return false
+        case .linkTouched, .lightRoundFailed, .livenessFailed, .familyBack, .verificationFailed, .stallAlarm: return true
+        }
+    }
+
+    /// Whether the full round confirms a suspicion that the uplink passes nothing,
+    /// and so may use time limits below the usual floor (see `AgentCore.plan`).
+    var confirmsFailure: Bool {
+        switch self {
+        case .stallAlarm, .lightRoundFailed, .livenessFailed, .verificationFailed: return true
+        case .linkChanged, .linkTouched, .hookFinished, .familyBack, .modemReconnected: return false
         }
     }
 }

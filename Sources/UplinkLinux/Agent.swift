@@ -74,6 +74,9 @@ public final class Agent {
     private var announcedReady = false
     /// Observers of state changes (the embedding API); called on the loop.
     private var observers: [(AgentState, [HookEvent]) -> Void] = []
+    /// Told of the stop after the final state (with the stop event), before the loop
+    /// ends; each calls its completion when done (the MQTT goodbye).
+    private var stopObservers: [(AgentState, HookEvent?, @escaping () -> Void) -> Void] = []
     /// Watches uplinkd's routing entries for changes made behind its back.
     private var routeGuard = RouteGuard()
     private var repairTimer: EventLoop.TimerID?
@@ -134,6 +137,16 @@ public final class Agent {
         observers.append(observer)
     }
 
+    /// Called on the loop at a stop, after the final state was written and the hooks
+    /// ran, with that state and the stop event; the loop ends when every such
+    /// observer called its completion, or after `stopObserverTimeoutMilliseconds`.
+    public func onStop(_ observer: @escaping (AgentState, HookEvent?, @escaping () -> Void) -> Void) {
+        stopObservers.append(observer)
+    }
+
+    /// Most time the stop waits for its observers.
+    public static let stopObserverTimeoutMilliseconds = 3_000
+
     /// Sets up signals and the link source and takes the first look at the links;
     /// the loop then does the rest (`run`, or a test advancing time).
     public func start() throws(AdapterError) {
@@ -151,12 +164,14 @@ public final class Agent {
             linksChanged(links, events: events)
         }
         links = source
-        startModems()
         let hooks = options.runHooks ? "\(configuration.agent.hooksDirectory) and \(configuration.agent.vendorHooksDirectory)" : "nowhere"
         Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(hooks)")
         startRoutingGuard(source)
         startServiceNotifications()
         linksChanged(source.links, events: [])
+        // After the first look at the links: the modems' first word (even "no
+        // ModemManager") must not be taken for a settled start with no uplinks.
+        startModems()
     }
 
     // MARK: modems
@@ -332,7 +347,19 @@ public final class Agent {
             stateWriter?.publish(final)
             exportMetrics(final, events: [])
             life = .stopped
-            loop.stop()
+            finishStop(final, event: finalEvent)
+        }
+    }
+
+    private func finishStop(_ final: AgentState, event: HookEvent?) {
+        var waiting = stopObservers.count
+        guard waiting > 0 else { return loop.stop() }
+        loop.schedule(afterMilliseconds: Agent.stopObserverTimeoutMilliseconds) { [weak self] in self?.loop.stop() }
+        for observer in stopObservers {
+            observer(final, event) { [weak self] in
+                waiting -= 1
+                if waiting == 0 { self?.loop.stop() }
+            }
         }
     }
 
@@ -447,6 +474,7 @@ public final class Agent {
         for action in actions {
             switch action {
             case .startRound(let plan, let generation):
+                Log.debug("round on \(plan.interface): starts (\(plan.purpose.rawValue) round, \(plan.timeoutMilliseconds) ms limit)")
                 rounds.run(plan, configuration: configuration) { [weak self] report in
                     self?.roundFinished(report, generation: generation)
                 }

@@ -32,6 +32,8 @@ final class Transfer {
     var unmeasuredSockets = 0
     var closedConnections = 0
     var headerBytes = 52
+    /// A liveness check: connect, then close with a reset; no HTTP.
+    var handshakeOnly = false
     private var released = false
 
     init(easy: UnsafeMutableRawPointer, request: ProbeRequest, bodyLimitBytes: Int, startNanoseconds: UInt64,
@@ -72,6 +74,7 @@ final class Transfer {
 
     func result(code: CURLcode, nowNanoseconds: UInt64) -> ProbeResult {
         let elapsed = Int((nowNanoseconds - startNanoseconds) / 1_000_000)
+        if handshakeOnly && code == CURLE_OK { measureHandshakes() }
         var result = ProbeResult(request: request, outcome: outcome(code: code), elapsedMilliseconds: elapsed,
                                  bytes: bytesOnTheWire(elapsedMilliseconds: elapsed))
         if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && truncated) {
@@ -98,10 +101,30 @@ final class Transfer {
         measuredSockets += 1
         measuredBytes += Int(totals.ip_bytes_sent + totals.ip_bytes_received)
         headerBytes = Int(totals.header_bytes)
-        if totals.segments_received > 0 { closedConnections += 1 }
+        if handshakeOnly {
+            // Closed with a reset (SO_LINGER 0): one segment with the connection's
+            // headers (timestamps included), no FIN exchange.
+            measuredBytes += Int(totals.header_bytes)
+        } else if totals.segments_received > 0 {
+            closedConnections += 1
+        }
+    }
+
+
+    /// A liveness check's connection is still open when it ends (libcurl keeps it
+    /// for the caller): what it carried so far, plus the reset its close sends.
+    private func measureHandshakes() {
+        for descriptor in openSockets {
+            var totals = uplinkd_tcp_totals()
+            guard uplinkd_tcp_totals(descriptor, &totals) == 0 else { continue }
+            measuredSockets += 1
+            measuredBytes += Int(totals.ip_bytes_sent + totals.ip_bytes_received) + Int(totals.header_bytes)
+            openSockets.remove(descriptor)
+        }
     }
 
     private func outcome(code: CURLcode) -> ProbeOutcome {
+        if handshakeOnly && code == CURLE_OK { return .handshake }
         if code == CURLE_OK || (code == CURLE_WRITE_ERROR && truncated) {
             var status = 0
             _ = uplinkd_easy_get_long(easy, CURLINFO_RESPONSE_CODE, &status)

@@ -107,6 +107,7 @@ public final class HTTPProber: ProbeSending {
         let transfer = Transfer(easy: easy, request: request, bodyLimitBytes: settings.bodyLimitBytes,
                                 startNanoseconds: loop.time.monotonicNanoseconds, completion: completion)
         transfer.owner = self
+        transfer.handshakeOnly = settings.handshakeOnly
         do {
             try configure(transfer, settings: settings)
             try pin(transfer)
@@ -181,6 +182,9 @@ public final class HTTPProber: ProbeSending {
         try check(uplinkd_easy_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, settings.timeoutMilliseconds), "connect timeout")
         try check(uplinkd_easy_set_long(easy, CURLOPT_FRESH_CONNECT, 1), "fresh connection")
         try check(uplinkd_easy_set_long(easy, CURLOPT_FORBID_REUSE, 1), "no connection reuse")
+        if settings.handshakeOnly {
+            try check(uplinkd_easy_set_long(easy, CURLOPT_CONNECT_ONLY, 1), "connect only")
+        }
         // An empty proxy disables http_proxy and friends from the environment: a probe
         // must see the uplink itself, not a proxy somewhere else.
         try check(uplinkd_easy_set_string(easy, CURLOPT_PROXY, ""), "no proxy")
@@ -226,6 +230,11 @@ public final class HTTPProber: ProbeSending {
         let descriptor = socket(address.pointee.family, address.pointee.socktype | Int32(UPLINKD_SOCK_CLOEXEC),
                                 address.pointee.protocol)
         guard descriptor >= 0 else { return CURL_SOCKET_BAD }
+        if transfer.handshakeOnly {
+            // The close sends a reset: no FIN exchange after a liveness handshake.
+            var option = linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        }
         transfer.openSockets.insert(descriptor)
         transfer.owner?.socketOwners[descriptor] = transfer
         return descriptor

@@ -7,26 +7,27 @@ import Synchronization
 /// host. Costs one atomic load per open when nobody records.
 public enum OpenedPaths {
     private static let recorders = Atomic<Int>(0)
-    private static let recorded = Mutex<[UInt: [String]]>([:])
+    private static let lock = Lock()
+    nonisolated(unsafe) private static var recorded: [UInt: [String]] = [:]
 
     /// Runs `body` and returns, with its result, the paths this thread opened meanwhile.
     public static func recording<T>(_ body: () throws -> T) rethrows -> (result: T, paths: [String]) {
         let thread = UInt(pthread_self())
-        recorded.withLock { $0[thread] = [] }
+        lock.withLock { recorded[thread] = [] }
         recorders.add(1, ordering: .sequentiallyConsistent)
         defer {
             recorders.subtract(1, ordering: .sequentiallyConsistent)
-            recorded.withLock { _ = $0.removeValue(forKey: thread) }
+            lock.withLock { _ = recorded.removeValue(forKey: thread) }
         }
         let result = try body()
-        return (result, recorded.withLock { $0[thread] ?? [] })
+        return (result, lock.withLock { recorded[thread] ?? [] })
     }
 
     static func note(_ path: String) {
         guard recorders.load(ordering: .relaxed) > 0 else { return }
         let thread = UInt(pthread_self())
-        recorded.withLock { paths in
-            if paths[thread] != nil { paths[thread]!.append(path) }
+        lock.withLock {
+            if recorded[thread] != nil { recorded[thread]!.append(path) }
         }
     }
 }

@@ -9,6 +9,8 @@ public struct ProbeSettings: Sendable {
     public var userAgent: String
     /// PEM certificates for HTTPS (`[check] ca-file`); nil: libcurl's default bundle.
     public var caFilePath: String?
+    /// Only the TCP handshake, closed with a reset (a liveness round).
+    public var handshakeOnly = false
 
     public init(configuration: Configuration, timeoutMilliseconds: Int) {
         self.timeoutMilliseconds = timeoutMilliseconds

@@ -46,7 +46,7 @@ public final class RoundRunner {
         let context = RoundContext(dns: servers ?? .none, dnsSettings: configuration.dns,
                                    dnsTimeoutMilliseconds: plan.dnsTimeoutMilliseconds,
                                    checkKnownAnswer: plan.purpose == .full,
-                                   settings: ProbeSettings(configuration: configuration, timeoutMilliseconds: plan.timeoutMilliseconds),
+                                   settings: plan.probeSettings(configuration),
                                    validatorTimeoutMilliseconds: configuration.validatorTimeoutMilliseconds)
         // The network's captive-portal API, asked in full rounds beside the probes.
         var api: (uri: ProbeURL, family: AddressFamily)?
@@ -315,5 +315,15 @@ public final class RoundRunner {
         }
 
         func finishEmpty() { completion([]) }
+    }
+}
+
+extension RoundPlan {
+    /// How this round's probes are sent: its time limit, and a liveness round's bare
+    /// handshakes.
+    func probeSettings(_ configuration: Configuration) -> ProbeSettings {
+        var settings = ProbeSettings(configuration: configuration, timeoutMilliseconds: timeoutMilliseconds)
+        settings.handshakeOnly = purpose == .liveness
+        return settings
     }
 }

@@ -29,7 +29,17 @@ enum RunCommand {
         do {
             let agent = try Agent(configuration: configuration, options: options,
                                   loader: ConfigurationLoader(explicitPath: configPath))
+            // The push channel, attached from outside the agent; a credentials file
+            // that is not the agent's own is a configuration error.
+            let mqtt: MQTTBridge?
+            do {
+                mqtt = try MQTTBridge.attach(to: agent, settings: configuration.mqtt)
+            } catch {
+                printError("\(error)")
+                return ExitStatus.configuration
+            }
             try agent.run()
+            withExtendedLifetime(mqtt) {}
             Log.notice("stopped")
             return 0
         } catch {

@@ -32,10 +32,7 @@ enum StatusCommand {
         let age = max(0, now - state.writtenWallSeconds)
         let running = state.writtenByRunningAgent(processExists: ProcessTable.exists)
         if json {
-            guard case .object(var members) = state.json else { return ExitStatus.software }
-            members.insert(("age_seconds", .int(age)), at: 2)
-            members.insert(("agent_running", .bool(running)), at: 3)
-            print(JSONValue.object(members).serialized())
+            print(state.statusJSON(ageSeconds: age, running: running).serialized())
         } else {
             print("primary: \(state.primary?.value ?? "none")\(familyNote(state))")
             print("written \(age) s ago by pid \(state.pid) (\(running ? "running" : "not running"))")

@@ -187,7 +187,7 @@ struct CaptivePortalAPITests {
                                writtenWallSeconds: 1_800_000_010, pid: 42)
         state.uplinks[0].session = CaptivePortalSession(endsWallSeconds: 1_800_003_600, bytesRemaining: 65_536)
         let text = StateFileFormat.encode(state)
-        #expect(text.contains(" 1800003600 65536\n"))
+        #expect(text.contains(" 1800003600 65536 - "))
         let read = try StateFileFormat.decode(text)
         #expect(read.uplinks[0].session.endsWallSeconds == 1_800_003_600)
         #expect(read.uplinks[0].session.bytesRemaining == 65_536)

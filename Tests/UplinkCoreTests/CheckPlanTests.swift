@@ -86,9 +86,9 @@ struct CheckPlanTests {
             Issue.record("report JSON is not an object")
             return
         }
-        #expect(members.map(\.0) == ["interface", "kind", "verdict", "reason", "portal_url", "elapsed_ms", "families", "quality", "looks", "dns", "captive_portal_api", "probes"])
+        #expect(members.map(\.0) == ["interface", "kind", "verdict", "reason", "portal_url", "elapsed_ms", "families", "quality", "looks", "dns", "captive_portal_api", "modem", "probes"])
         let text = json.serialized()
-        #expect(text.hasPrefix(#"{"interface":"wlan0","kind":"wifi","verdict":"captive","reason":"redirect","portal_url":"http://probe.example/login","elapsed_ms":15,"families":{"ipv4":{"verdict":"captive","reason":"redirect","portal_url":"http://probe.example/login","quality":{"rtt_ms":null,"rtt_variation_ms":null,"loss_pct":null,"attempts":0}}},"quality":{"rtt_ms":null,"rtt_variation_ms":null,"loss_pct":null,"attempts":0},"looks":1,"dns":null,"captive_portal_api":null,"probes":["#))
+        #expect(text.hasPrefix(#"{"interface":"wlan0","kind":"wifi","verdict":"captive","reason":"redirect","portal_url":"http://probe.example/login","elapsed_ms":15,"families":{"ipv4":{"verdict":"captive","reason":"redirect","portal_url":"http://probe.example/login","quality":{"rtt_ms":null,"rtt_variation_ms":null,"loss_pct":null,"attempts":0}}},"quality":{"rtt_ms":null,"rtt_variation_ms":null,"loss_pct":null,"attempts":0},"looks":1,"dns":null,"captive_portal_api":null,"modem":null,"probes":["#))
         #expect(text.contains(#"{"name":"corp","url":"http://probe.example/generate_204","family":"ipv4","result":"redirect","status":302,"elapsed_ms":9,"bytes":321,"addresses":[],"connect_ms":null}"#))
         #expect(!text.contains("s3cr3t"))
         #expect(!text.contains("Bearer"))
@@ -98,6 +98,6 @@ struct CheckPlanTests {
     @Test func jsonPortalURLIsNullWhenNotCaptive() {
         let r = CheckReport(interface: "eth0", kind: .ethernet, assessment: Assessment(.limited, reason: .timeout),
                             elapsedMilliseconds: 2)
-        #expect(r.json.serialized() == #"{"interface":"eth0","kind":"ethernet","verdict":"limited","reason":"timeout","portal_url":null,"elapsed_ms":2,"families":{},"quality":{"rtt_ms":null,"rtt_variation_ms":null,"loss_pct":null,"attempts":0},"looks":1,"dns":null,"captive_portal_api":null,"probes":[]}"#)
+        #expect(r.json.serialized() == #"{"interface":"eth0","kind":"ethernet","verdict":"limited","reason":"timeout","portal_url":null,"elapsed_ms":2,"families":{},"quality":{"rtt_ms":null,"rtt_variation_ms":null,"loss_pct":null,"attempts":0},"looks":1,"dns":null,"captive_portal_api":null,"modem":null,"probes":[]}"#)
     }
 }

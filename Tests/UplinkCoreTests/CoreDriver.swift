@@ -47,11 +47,18 @@ struct CoreDriver {
         }
     }
 
+    /// The configuration most suites count rounds against: unmetered uplinks get a
+    /// light round every 10 s and no liveness rounds in between (the rounds' mechanics
+    /// read plainly at that pace); `LivenessTests` test the built-in cadence.
     static func configuration(_ change: (inout Configuration) -> Void = { _ in }) -> Configuration {
         var configuration = Configuration()
         configuration.useDefaultProbes = false
         configuration.customProbes = probes()
         configuration.agent.holdDownMilliseconds = 0
+        var unmetered = ProbingOverrides()
+        unmetered.intervalMilliseconds = 10_000
+        unmetered.livenessInterval = .off
+        for kind in [InterfaceKind.ethernet, .wifi, .other] { configuration.kinds[kind] = unmetered }
         change(&configuration)
         return configuration
     }
@@ -80,6 +87,16 @@ struct CoreDriver {
     mutating func links(_ uplinks: [ObservedUplink], events: [LinkEvent] = [], at time: Int? = nil) -> [AgentCore.Action] {
         if let time { now = time }
         let actions = core.linksChanged(uplinks: uplinks, events: events, now: instant)
+        take(actions)
+        return actions
+    }
+
+    /// What ModemManager says now (at `time`, else the driver's `now`); returns the
+    /// step's actions.
+    @discardableResult
+    mutating func modems(_ modems: [ModemFacts], at time: Int? = nil) -> [AgentCore.Action] {
+        if let time { now = time }
+        let actions = core.modemsChanged(modems, now: instant)
         take(actions)
         return actions
     }

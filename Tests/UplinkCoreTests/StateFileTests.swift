@@ -15,8 +15,8 @@ struct StateFileTests {
         ], writtenWallSeconds: 300, pid: 4242)
         let text = StateFileFormat.encode(state)
         #expect(text.contains("\nprimary eth0\n"))
-        #expect(text.contains("\nuplink eth0 ethernet online validated 100 online - 2345 - no - validated - dhclient no - - - no 0 no - -\n"))
-        #expect(text.contains("\nuplink wwan0 wwan captive redirect 200 captive limited 9 1048576 yes http://portal.example/login?a=1 redirect dns-failed resolv.conf yes - - - no 0 no - -\n"))
+        #expect(text.contains("\nuplink eth0 ethernet online validated 100 online - 2345 - no - validated - dhclient no - - - no 0 no - - - - - - - - - - - - - 0\n"))
+        #expect(text.contains("\nuplink wwan0 wwan captive redirect 200 captive limited 9 1048576 yes http://portal.example/login?a=1 redirect dns-failed resolv.conf yes - - - no 0 no - - - - - - - - - - - - - 0\n"))
         #expect(try StateFileFormat.decode(text) == state)
     }
 

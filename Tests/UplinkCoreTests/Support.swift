@@ -26,6 +26,7 @@ func probing(_ change: (inout ProbingSettings) -> Void = { _ in }) -> ProbingSet
     settings.failuresToLeaveOnline = 2
     settings.successesToReturnOnline = 2
     settings.stallWindowMilliseconds = nil
+    settings.livenessIntervalMilliseconds = nil
     change(&settings)
     return settings
 }
@@ -43,6 +44,7 @@ func overrides(_ settings: ProbingSettings) -> ProbingOverrides {
     layer.dailyBudget = settings.dailyBudgetBytes.map(Limit.value) ?? .off
     layer.probeWhenOnline = settings.probeWhenOnline
     layer.stallWindow = settings.stallWindowMilliseconds.map(Limit.value) ?? .off
+    layer.livenessInterval = settings.livenessIntervalMilliseconds.map(Limit.value) ?? .off
     return layer
 }
 

@@ -229,6 +229,7 @@ final class AgentHarness {
         configuration.probing.failuresToLeaveOnline = 1
         configuration.probing.successesToReturnOnline = 1
         configuration.probing.stallWindow = .off
+        configuration.probing.livenessInterval = .off
         configuration.agent.holdDownMilliseconds = 0
         change(&configuration)
         return configuration

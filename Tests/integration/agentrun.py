@@ -188,7 +188,9 @@ STATE_UPLINK_FIELDS = ("kind", "verdict", "reason", "since", "ipv4", "ipv6",
                        "bytes_today", "budget", "exhausted", "portal_url",
                        "ipv4_reason", "ipv6_reason", "dns_source", "metered",
                        "rtt_ms", "rtt_variation_ms", "loss_pct", "degraded", "flap_penalty",
-                       "suppressed", "session_ends", "session_bytes")
+                       "suppressed", "session_ends", "session_bytes", "modem", "modem_state",
+                       "registration", "operator", "operator_code", "access_technology", "rsrp_dbm",
+                       "rsrq_db", "sinr_db", "signal_pct", "recovery_step", "recoveries")
 # Fields every `uplink` line has had since format 1 came out; later ones (METERED)
 # are appended, and readers ignore fields they do not know.
 STATE_UPLINK_REQUIRED = 13

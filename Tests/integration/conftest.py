@@ -9,6 +9,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import failoverlab  # noqa: E402
 import lab as labmod  # noqa: E402
+import modemrig  # noqa: E402
 from agentrun import AgentError, AgentRun, config_text  # noqa: E402
 from pytesthelp import skip_or_fail  # noqa: E402
 
@@ -32,6 +33,15 @@ def pytest_report_header(config):
     if Path("/etc/uplinkd/uplinkd.conf").exists():
         lines.append("WARNING: /etc/uplinkd/uplinkd.conf exists; tests assume built-in defaults")
     return lines
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """item.rep_setup / rep_call / rep_teardown: lets a fixture see at teardown
+    whether its test failed (test_modemrig.py prints the rig's logs then)."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
 
 
 @pytest.fixture(scope="session")
@@ -128,3 +138,12 @@ def agent(tmp_path):
     yield start
     for run in started:
         run.close()
+
+
+@pytest.fixture(scope="session")
+def rig_ok(netns_ok):
+    """The modem rig's programs (ModemManager, dbus-daemon, dbusmock) are there, or skip
+    (fail in CI)."""
+    reason = modemrig.unavailable_reason()
+    if reason is not None:
+        skip_or_fail(reason, "the modem rig")

@@ -229,27 +229,35 @@ def preflight(binary=None, tools=()) -> Optional[str]:
     return binary_problem(binary)
 
 
-def wait_ready_line(popen: subprocess.Popen, timeout: float, what: str, details):
-    """Wait (bounded) for the first line on `popen`'s stdout (a pipe) and check
-    that it says "ready" (labserver.py, inetserver.py and lanclient.py print it
-    once they work). LabError on a timeout, an early exit or another line: it
-    names `what` and ends with details() (stderr, logs)."""
+def first_line(popen: subprocess.Popen, timeout: float, what: str, details, error=None) -> str:
+    """The first line `popen` writes to its stdout (a pipe), waited for with a
+    bound. `error` (LabError unless given) on a timeout or an early exit: it names
+    `what` and ends with details() (stderr, logs)."""
+    error = error or LabError
     deadline = time.monotonic() + timeout
     fd = popen.stdout.fileno()
     buf = b""
     while b"\n" not in buf:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise LabError(f"{what} not ready after {timeout}s{details()}")
+            raise error(f"{what}: no line after {timeout}s{details()}")
         readable, _, _ = select.select([fd], [], [], left)
         if readable:
-            chunk = os.read(fd, 256)
+            chunk = os.read(fd, 512)
             if not chunk:
                 popen.wait(timeout=5)
-                raise LabError(f"{what} exited with {popen.returncode} before ready{details()}")
+                raise error(f"{what} exited with {popen.returncode} before its first line{details()}")
             buf += chunk
-    if buf.split(b"\n", 1)[0].strip() != b"ready":
-        raise LabError(f"{what} printed {buf!r} instead of 'ready'{details()}")
+    return buf.split(b"\n", 1)[0].decode(errors="replace").strip()
+
+
+def wait_ready_line(popen: subprocess.Popen, timeout: float, what: str, details):
+    """Wait (bounded) for the first line on `popen`'s stdout (a pipe) and check
+    that it says "ready" (labserver.py, inetserver.py and lanclient.py print it
+    once they work). LabError on a timeout, an early exit or another line."""
+    line = first_line(popen, timeout, what, details)
+    if line != "ready":
+        raise LabError(f"{what} printed {line!r} instead of 'ready'{details()}")
 
 
 def read_log(path: Path, offset: int = 0) -> str:

@@ -6,7 +6,11 @@ until TERM, starts one HTTP GET every --period seconds (default 0.1) to
 http://TARGET/lan/N?size=S: a new TCP connection each time, `Connection:
 close`, at most --timeout seconds (default 1.0) for the whole exchange. A
 request still running when the next one is due delays it (one at a time), so an
-outage shows as requests that time out back to back.
+outage shows as requests that time out back to back. With --concurrent every
+request starts on time in a thread of its own, whatever the earlier ones are
+doing, as the connections of many LAN hosts do: the first answer after a failover
+then tells when the gateway's route moved, not when the client's own time limit
+for a request started before it ran out.
 
 Each request appends one line to --log:
 
@@ -25,6 +29,7 @@ import errno
 import signal
 import socket
 import sys
+import threading
 import time
 
 stop = False
@@ -89,18 +94,28 @@ def main():
     ap.add_argument("--timeout", type=float, default=1.0)
     ap.add_argument("--size", type=int, default=512)
     ap.add_argument("--log", required=True)
+    ap.add_argument("--concurrent", action="store_true")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
     n = 0
+    lock = threading.Lock()
     with open(args.log, "a", buffering=1) as log:
         print("ready", flush=True)
         next_at = time.monotonic()
+
+        def request(number):
+            start = time.time()
+            result, upstream = one(args.target, args.port, f"/lan/{number}", args.size, args.timeout)
+            with lock:
+                log.write(f"{start:.6f} {time.time():.6f} {result} {upstream}\n")
+
         while not stop:
             n += 1
-            start = time.time()
-            result, upstream = one(args.target, args.port, f"/lan/{n}", args.size, args.timeout)
-            log.write(f"{start:.6f} {time.time():.6f} {result} {upstream}\n")
+            if args.concurrent:
+                threading.Thread(target=request, args=(n,), daemon=True).start()
+            else:
+                request(n)
             next_at += args.period
             pause = next_at - time.monotonic()
             if pause > 0:

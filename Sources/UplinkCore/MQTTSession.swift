@@ -1,0 +1,278 @@
+/// What the agent publishes over MQTT, and when: the pure half of the MQTT client (the
+/// adapter owns the socket and the timers and asks this type what to send). Time is a
+/// parameter (monotonic milliseconds).
+///
+/// - At connect: `availability` `online`, `state`, every uplink, the Home Assistant
+///   configs not yet sent, then the events that waited, oldest first.
+/// - On a change of the state: `state` and the uplinks whose facts changed (verdict,
+///   reason, primary, metered, degraded, ...); the figures that move every round (RTT,
+///   loss, probe bytes, flap penalty) ride along but do not trigger a message.
+/// - On every hook event: one `event` message (QoS 1), queued while disconnected.
+/// - Heartbeat: `state` again (its `written` says it is fresh) and the uplinks whose
+///   figures moved, every `heartbeat`; on a metered primary `state` alone, every
+///   `metered-heartbeat`.
+/// - At stop: the final state, the stop event and `offline`.
+public struct MQTTSession: Sendable {
+    /// What the adapter does after a change.
+    public struct Output: Sendable, Equatable {
+        public var messages: [MQTTMessage] = []
+        /// The connection goes through an uplink that is no longer the primary: its
+        /// packets now leave through another interface with the old source address,
+        /// so it is dead; connect again (through the new primary).
+        public var reconnect = false
+    }
+
+    public let settings: MQTTSettings
+    public let topics: MQTTTopics
+    private let discovery: HomeAssistantDiscovery?
+    /// How long an uplink must be gone before its retained topics are removed (an
+    /// interface that comes back after a modem reset keeps its entities).
+    public var vanishedAfterMilliseconds = 10 * 60_000
+
+    public private(set) var connected = false
+    /// The MQTT version of the next connect: 5 until a broker refuses it, then 4 (3.1.1).
+    public private(set) var protocolVersion = 5
+    private var state: AgentState?
+    private var queue: BoundedQueue<QueuedEvent>
+    private var sequence = 0
+    /// What was last published to each retained topic in this run (uplinks and
+    /// discovery), and the state's content then.
+    private var published: [String: String] = [:]
+    private var publishedUplinks: [InterfaceName: UplinkStatus] = [:]
+    private var publishedState: AgentState?
+    private var lastStateMilliseconds: Int?
+    /// Uplinks published once and gone since, with when they went.
+    private var vanished: [InterfaceName: (since: Int, uplink: UplinkStatus)] = [:]
+    /// The uplink whose address the connection uses, when it is one.
+    private var connectionUplink: InterfaceName?
+    /// The keep-alive the connection was made with.
+    private var connectionKeepAliveSeconds: Int?
+
+    private struct QueuedEvent: Sendable {
+        var event: HookEvent
+        var sequence: Int
+    }
+
+    public init(settings: MQTTSettings, nodeID: String) {
+        self.settings = settings
+        topics = MQTTTopics(prefix: settings.topicPrefix, node: nodeID, discoveryPrefix: settings.discoveryPrefix)
+        discovery = settings.homeAssistant ? HomeAssistantDiscovery(topics: topics) : nil
+        queue = BoundedQueue(capacity: settings.queueLimit)
+    }
+
+    /// The last will, set before every connect.
+    public var will: MQTTMessage {
+        MQTTMessage(topic: topics.availability, payload: MQTTPayload.offline, qos: 1, retain: true)
+    }
+
+    /// Topics to subscribe to after a connect: Home Assistant's birth message.
+    public var subscriptions: [String] { discovery == nil ? [] : [topics.homeAssistantStatus] }
+
+    /// Events dropped from the full queue since start.
+    public var droppedEvents: Int { queue.dropped }
+    public var queuedEvents: Int { queue.count }
+
+    /// Whether the primary is metered (cellular, or said so): the byte-lean settings.
+    public var primaryIsMetered: Bool {
+        guard let state, let primary = state.primary else { return false }
+        return state.uplinks.first { $0.interface == primary }?.metered ?? false
+    }
+
+    /// The keep-alive of the next connect.
+    public var keepAliveSeconds: Int {
+        primaryIsMetered ? settings.meteredKeepAliveSeconds : settings.keepAliveSeconds
+    }
+
+    public var heartbeatMilliseconds: Int {
+        primaryIsMetered ? settings.meteredHeartbeatMilliseconds : settings.heartbeatMilliseconds
+    }
+
+    /// When the heartbeat is due (monotonic), while connected with a state to send.
+    public var nextHeartbeatMilliseconds: Int? {
+        guard connected, let last = lastStateMilliseconds else { return nil }
+        return last + heartbeatMilliseconds
+    }
+
+    // MARK: connection
+
+    /// The broker accepted the connection, which uses the address of `through` (nil:
+    /// not an uplink's, e.g. a LAN broker) and the keep-alive given at its CONNECT
+    /// (nil: the one this session would choose now).
+    public mutating func connected(through uplink: InterfaceName?, keepAliveSeconds: Int? = nil,
+                                   now: Int) -> [MQTTMessage] {
+        connected = true
+        connectionUplink = uplink
+        connectionKeepAliveSeconds = keepAliveSeconds ?? self.keepAliveSeconds
+        var messages = [MQTTMessage(topic: topics.availability, payload: MQTTPayload.online, qos: 1, retain: true)]
+        if let discovery, published[discovery.primaryConfig.topic] == nil {
+            messages += remember([discovery.primaryConfig])
+        }
+        if let state {
+            messages += stateMessages(state, force: true, now: now)
+        }
+        messages += drainEvents()
+        return messages
+    }
+
+    /// The connection ended or could not be made. `refusedProtocol`: the broker said
+    /// it does not speak this MQTT version (an MQTT 3.1.1 broker answering a 5
+    /// CONNECT); the next connect uses 3.1.1.
+    public mutating func disconnected(refusedProtocol: Bool = false) {
+        connected = false
+        connectionUplink = nil
+        connectionKeepAliveSeconds = nil
+        if refusedProtocol && protocolVersion == 5 { protocolVersion = 4 }
+    }
+
+    /// CONNACK codes that say "not this protocol version": 1 in MQTT 3.1.1, 0x84 in 5.
+    public static func refusesProtocol(connackCode: Int) -> Bool { connackCode == 1 || connackCode == 0x84 }
+
+    // MARK: changes
+
+    /// The agent published a new state, with the hook events of that change.
+    public mutating func changed(_ state: AgentState, events: [HookEvent], now: Int) -> Output {
+        var output = Output()
+        let previousPrimary = self.state?.primary
+        self.state = state
+        for event in events {
+            sequence += 1
+            queue.append(QueuedEvent(event: event, sequence: sequence))
+        }
+        noteVanished(state, now: now)
+        guard connected else { return output }
+        if let through = connectionUplink, previousPrimary == through, state.primary != through {
+            // The events wait in the queue for the new connection.
+            output.reconnect = true
+            return output
+        }
+        if let inUse = connectionKeepAliveSeconds, inUse != keepAliveSeconds {
+            // The primary became metered (or stopped being so): the keep-alive is
+            // fixed at CONNECT, and on a metered primary its pings are most of the
+            // monthly bytes. One new connection (a handshake) settles it.
+            output.reconnect = true
+            return output
+        }
+        output.messages = stateMessages(state, force: false, now: now) + drainEvents() + removals(now: now)
+        return output
+    }
+
+    /// The heartbeat timer fired.
+    public mutating func heartbeat(now: Int) -> [MQTTMessage] {
+        guard connected, let state else { return [] }
+        var messages = [MQTTMessage(topic: topics.state, payload: MQTTPayload.state(state), qos: 1, retain: true)]
+        publishedState = state
+        lastStateMilliseconds = now
+        // On a metered primary the heartbeat is `state` alone: the uplinks' figures
+        // are in it too, and their own topics would double its bytes.
+        for uplink in state.uplinks where !primaryIsMetered {
+            let payload = MQTTPayload.uplink(uplink)
+            let topic = topics.uplink(uplink.interface)
+            if published[topic] != payload {
+                messages += remember([MQTTMessage(topic: topic, payload: payload, qos: 1, retain: true)])
+                publishedUplinks[uplink.interface] = uplink
+            }
+        }
+        return messages + removals(now: now)
+    }
+
+    /// A message on a subscribed topic: Home Assistant came (back) online, so its
+    /// entities are announced again.
+    public mutating func received(topic: String, payload: String) -> [MQTTMessage] {
+        guard connected, let discovery, topic == topics.homeAssistantStatus, payload == MQTTPayload.online else { return [] }
+        var messages = [discovery.primaryConfig]
+        for uplink in state?.uplinks ?? [] { messages += discovery.uplinkConfigs(uplink) }
+        return remember(messages)
+    }
+
+    /// The agent stops: the final state, the stop event, then `offline` (the will is
+    /// for deaths without a goodbye).
+    public mutating func stopping(_ final: AgentState, event: HookEvent?, now: Int) -> [MQTTMessage] {
+        let output = changed(final, events: event.map { [$0] } ?? [], now: now)
+        guard connected else { return [] }
+        var messages = output.messages
+        if !messages.contains(where: { $0.topic == topics.state }) {
+            messages.append(MQTTMessage(topic: topics.state, payload: MQTTPayload.state(final), qos: 1, retain: true))
+        }
+        return messages + [MQTTMessage(topic: topics.availability, payload: MQTTPayload.offline, qos: 1, retain: true)]
+    }
+
+    // MARK: parts
+
+    private mutating func stateMessages(_ state: AgentState, force: Bool, now: Int) -> [MQTTMessage] {
+        var messages: [MQTTMessage] = []
+        if force || publishedState.map({ !MQTTSession.sameFacts($0, state) }) ?? true {
+            messages.append(MQTTMessage(topic: topics.state, payload: MQTTPayload.state(state), qos: 1, retain: true))
+            publishedState = state
+            lastStateMilliseconds = now
+        }
+        for uplink in state.uplinks {
+            let topic = topics.uplink(uplink.interface)
+            if let discovery {
+                let configs = discovery.uplinkConfigs(uplink)
+                if configs.contains(where: { published[$0.topic] != $0.payload }) { messages += remember(configs) }
+            }
+            let before = publishedUplinks[uplink.interface]
+            if force || before.map({ !MQTTSession.sameFacts($0, uplink) }) ?? true {
+                messages += remember([MQTTMessage(topic: topic, payload: MQTTPayload.uplink(uplink), qos: 1, retain: true)])
+                publishedUplinks[uplink.interface] = uplink
+            }
+        }
+        return messages
+    }
+
+    private mutating func drainEvents() -> [MQTTMessage] {
+        let dropped = queue.dropped
+        return queue.removeAll().map {
+            MQTTMessage(topic: topics.event, payload: MQTTPayload.event($0.event, sequence: $0.sequence, dropped: dropped),
+                        qos: 1, retain: false)
+        }
+    }
+
+    private mutating func noteVanished(_ state: AgentState, now: Int) {
+        let present = Set(state.uplinks.map(\.interface))
+        for name in present { vanished[name] = nil }
+        for (name, uplink) in publishedUplinks where !present.contains(name) && vanished[name] == nil {
+            vanished[name] = (now, uplink)
+        }
+    }
+
+    /// Uplinks gone for `vanishedAfterMilliseconds`: their retained topics emptied.
+    private mutating func removals(now: Int) -> [MQTTMessage] {
+        var messages: [MQTTMessage] = []
+        for (name, gone) in vanished.sorted(by: { $0.key < $1.key }) where now - gone.since >= vanishedAfterMilliseconds {
+            vanished[name] = nil
+            publishedUplinks[name] = nil
+            var topics = [self.topics.uplink(name)]
+            if let discovery { topics += discovery.uplinkRemovals(gone.uplink).map(\.topic) }
+            for topic in topics where published[topic] != nil {
+                published[topic] = nil
+                messages.append(MQTTMessage(topic: topic, payload: "", qos: 1, retain: true))
+            }
+        }
+        return messages
+    }
+
+    private mutating func remember(_ messages: [MQTTMessage]) -> [MQTTMessage] {
+        for message in messages { published[message.topic] = message.payload }
+        return messages
+    }
+
+    /// The same state apart from figures that move every round.
+    static func sameFacts(_ a: AgentState, _ b: AgentState) -> Bool {
+        a.primary == b.primary && a.stopped == b.stopped && a.familyPrimaries == b.familyPrimaries
+            && a.uplinks.count == b.uplinks.count && zip(a.uplinks, b.uplinks).allSatisfy { sameFacts($0, $1) }
+    }
+
+    static func sameFacts(_ a: UplinkStatus, _ b: UplinkStatus) -> Bool {
+        withoutFigures(a) == withoutFigures(b)
+    }
+
+    private static func withoutFigures(_ uplink: UplinkStatus) -> UplinkStatus {
+        var copy = uplink
+        copy.bytesToday = 0
+        copy.quality.figures = QualityFigures()
+        copy.quality.flapPenalty = 0
+        copy.session.bytesRemaining = nil
+        return copy
+    }
+}
