@@ -21,7 +21,7 @@
 
 #define UPLINKD_SD_BUS_FUNCTIONS(X) \
     X(sd_bus_open_system) X(sd_bus_set_description) X(sd_bus_get_fd) X(sd_bus_get_events) \
-    X(sd_bus_get_timeout) X(sd_bus_process) X(sd_bus_flush_close_unref) X(sd_bus_match_signal) \
+    X(sd_bus_get_timeout) X(sd_bus_process) X(sd_bus_flush_close_unref) \
     X(sd_bus_add_match) X(sd_bus_call_async) X(sd_bus_slot_unref) X(sd_bus_slot_set_destroy_callback) \
     X(sd_bus_slot_set_floating) X(sd_bus_message_new_method_call) X(sd_bus_message_unref) \
     X(sd_bus_message_set_auto_start) X(sd_bus_message_get_error) X(sd_bus_message_get_member) \
@@ -62,10 +62,6 @@ int sd_bus_get_events(sd_bus *bus) { return real.sd_bus_get_events(bus); }
 int sd_bus_get_timeout(sd_bus *bus, uint64_t *timeout_usec) { return real.sd_bus_get_timeout(bus, timeout_usec); }
 int sd_bus_process(sd_bus *bus, sd_bus_message **r) { return real.sd_bus_process(bus, r); }
 sd_bus *sd_bus_flush_close_unref(sd_bus *bus) { return real.sd_bus_flush_close_unref(bus); }
-int sd_bus_match_signal(sd_bus *bus, sd_bus_slot **ret, const char *sender, const char *path, const char *interface,
-                        const char *member, sd_bus_message_handler_t callback, void *userdata) {
-    return real.sd_bus_match_signal(bus, ret, sender, path, interface, member, callback, userdata);
-}
 int sd_bus_add_match(sd_bus *bus, sd_bus_slot **slot, const char *match, sd_bus_message_handler_t callback,
                      void *userdata) {
     return real.sd_bus_add_match(bus, slot, match, callback, userdata);

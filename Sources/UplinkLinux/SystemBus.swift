@@ -35,6 +35,8 @@ final class SystemBus {
     func open(description: String) throws(SystemError) {
         var opened: OpaquePointer?
         let code = sd_bus_open_system(&opened)
+        // The shim's own answer when libsystemd.so.0 (libsystemd0) could not be loaded.
+        guard code != -ELIBACC else { throw SystemError("loading libsystemd.so.0 for sd-bus", errno: ELIBACC) }
         guard code >= 0, let opened else { throw SystemError("sd_bus_open_system", errno: -code) }
         bus = opened
         _ = sd_bus_set_description(opened, description)
