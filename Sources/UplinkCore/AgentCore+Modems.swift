@@ -13,7 +13,17 @@ struct ModemRecord: Sendable {
     /// disabled, searching and disconnected is the step's own doing, not news: the
     /// uplink keeps its word instead of flapping down and back (a modem just back
     /// from a reset always says "disabled" before the agent connects it).
-    var awaitedStep: (step: RecoveryStep, untilMilliseconds: Int)?
+    var awaitedStep: AwaitedStep?
+
+    /// A recovery step in progress. `tookEffect`: the modem was seen without a connected
+    /// bearer (or gone) since the step was taken; only a bearer connected after that
+    /// answers it, since ModemManager's first word after a Disconnect call may still
+    /// show the old bearer connected.
+    struct AwaitedStep: Sendable {
+        var step: RecoveryStep
+        var untilMilliseconds: Int
+        var tookEffect = false
+    }
 
     /// How long a step may take before what the modem says counts again: a reconnect
     /// is one Simple.Connect; a reset also waits for the modem to come back (the
@@ -30,16 +40,18 @@ struct ModemRecord: Sendable {
         if let awaited = awaitedStep, now >= awaited.untilMilliseconds { awaitedStep = nil }
         guard let facts else {
             if awaitedStep == nil { evidence = nil }
+            awaitedStep?.tookEffect = true
             return false
         }
         let connected = facts.bearers.contains(where: \.connected)
         if connected { dataManaged = true }
         let word = ModemEvidence.cannotCarryData(facts, dataManaged: dataManaged, previous: evidence)
-        guard awaitedStep != nil else {
+        guard let awaited = awaitedStep else {
             evidence = word
             return false
         }
-        if connected {
+        if !connected { awaitedStep?.tookEffect = true }
+        if connected && awaited.tookEffect {
             awaitedStep = nil
             evidence = word
             return true
@@ -134,7 +146,7 @@ extension AgentCore {
                                                               settings: uplink.settings.recovery) else { continue }
             if step != .powerCycle {
                 actions.append(.recoverModem(equipmentID: id, step))
-                modemRecords[id]?.awaitedStep = (step, now.monotonicMilliseconds + ModemRecord.awaitMilliseconds(step))
+                modemRecords[id]?.awaitedStep = ModemRecord.AwaitedStep(step: step, untilMilliseconds: now.monotonicMilliseconds + ModemRecord.awaitMilliseconds(step))
                 // A round running now saw the path before the step: its answer is stale.
                 uplinks[name]?.recoveryStepTaken()
             }

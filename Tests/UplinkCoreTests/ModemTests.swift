@@ -324,6 +324,27 @@ struct ModemAgentTests {
         #expect(driver.core.verdict(of: "wwan0") == Assessment(.down, reason: .bearerDisconnected))
     }
 
+    /// ModemManager's first word after the agent's Disconnect may still show the old
+    /// bearer connected (the modem is "disconnecting"): that is not the step answered,
+    /// and the disconnected bearer that follows is still the step's own doing.
+    @Test func theOldBearerStillConnectedRightAfterTheStepDoesNotAnswerIt() {
+        var driver = failing(reset: false)
+        driver.advance(to: 90_000)
+        #expect(driver.recoveries.map(\.step) == [.reconnect])
+        let hooksBefore = driver.hooks.count
+        let rounds = driver.plans(of: "wwan0").count
+        driver.modems([modem(.disconnecting)], at: 90_100)
+        #expect(driver.plans(of: "wwan0").count == rounds)
+        driver.modems([modem(.registered, bearerConnected: false)], at: 91_000)
+        #expect(driver.core.verdict(of: "wwan0")?.verdict == .limited)
+        #expect(verdictHooks(driver, after: hooksBefore).isEmpty)
+        driver.dead = []
+        driver.modems([modem()], at: 92_000)
+        #expect(driver.plans(of: "wwan0").last?.purpose == .full)
+        driver.answerAll()
+        #expect(verdictHooks(driver, after: hooksBefore).map(\.verdict) == [.online])
+    }
+
     @Test func aFaultTheStepDidNotCauseIsNewsEvenWhileItIsAwaited() {
         var driver = failing(reset: false)
         driver.advance(to: 90_000)
