@@ -12,7 +12,8 @@ import PackageDescription
 //                 it; a target of its own keeps the C pointers and lifetimes out of
 //                 the core's sources.
 //   CCurl, CNetlink, CAres, CPCRE2, CSystemd, CMosquitto   system libraries found by
-//                 pkg-config (CSystemd: sd-bus, for ModemManager on the system bus;
+//                 pkg-config (CSystemd: sd-bus's headers, for ModemManager on the system
+//                 bus; the library is loaded at the first use, see CSystemdShim;
 //                 CMosquitto: libmosquitto, the MQTT push channel).
 //   CLinuxShim, CCurlShim, CAresShim, CPCRE2Shim, CSystemdShim, CMosquittoShim   one
 //                 tiny C shim per library: typed, non-variadic wrappers for what Swift
@@ -46,9 +47,11 @@ let package = Package(
             pkgConfig: "libcares",
             providers: [.apt(["libc-ares-dev"])]
         ),
+        // Headers only: libsystemd is loaded when the system bus is first opened
+        // (CSystemdShim), not linked, so no command pays for it unless it asks
+        // ModemManager something.
         .systemLibrary(
             name: "CSystemd",
-            pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
         .systemLibrary(
@@ -62,7 +65,9 @@ let package = Package(
             providers: [.apt(["libmosquitto-dev"])]
         ),
         .target(name: "CLinuxShim"),
-        .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // libssl: OpenSSL (libcurl's TLS backend, loaded with it anyway) set up bare
+        // before libcurl when a process makes no TLS connection (curl_shim.c).
+        .target(name: "CCurlShim", dependencies: ["CCurl"], linkerSettings: [.linkedLibrary("ssl")]),
         .target(name: "CAresShim", dependencies: ["CAres"]),
         .target(name: "CPCRE2Shim", dependencies: ["CPCRE2"]),
         .target(name: "CSystemdShim", dependencies: ["CSystemd"]),

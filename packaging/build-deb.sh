@@ -36,6 +36,8 @@ install -m 0644 packaging/debian/uplinkd.service "$stage/lib/systemd/system/upli
 install -m 0644 packaging/debian/uplinkd-wait-online.service "$stage/lib/systemd/system/uplinkd-wait-online.service"
 install -m 0644 packaging/debian/copyright "$stage/usr/share/doc/uplinkd/copyright"
 install -m 0644 README.md "$stage/usr/share/doc/uplinkd/README.md"
+# The shipped hooks' manual (README.md keeps the hook contract and links to it).
+install -m 0644 hooks/README.md "$stage/usr/share/doc/uplinkd/hooks.md"
 gzip -9n < packaging/debian/uplinkd.8 > "$stage/usr/share/man/man8/uplinkd.8.gz"
 chmod 0644 "$stage/usr/share/man/man8/uplinkd.8.gz"
 mkdir -p "$stage/usr/share/man/man5"
@@ -57,8 +59,10 @@ printf 'Source: uplinkd\n\nPackage: uplinkd\nArchitecture: any\n' > "$shlib_dir/
 binary=$(realpath "$stage/usr/bin/uplinkd")
 depends=$(cd "$shlib_dir" && dpkg-shlibdeps -O -e "$binary" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "build-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
-# iproute2 for the hooks, procps for the unit's ExecReload (kill).
-depends="$depends, iproute2, procps"
+# iproute2 for the hooks, procps for the unit's ExecReload (kill), libsystemd0 for
+# sd-bus (ModemManager), which the binary loads when it first opens the system bus
+# instead of naming it in NEEDED.
+depends="$depends, iproute2, procps, libsystemd0"
 
 installed_kib=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s/@VERSION@/$version-$revision/" -e "s/@ARCH@/$arch/" \

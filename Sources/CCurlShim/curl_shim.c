@@ -1,5 +1,21 @@
 #include "curl_shim.h"
 
+#include <openssl/ssl.h>
+
+CURLcode uplinkd_global_init(int tls_due) {
+    if (!tls_due) {
+        /* libcurl's OpenSSL backend asks on its first use for OpenSSL's configuration
+         * file, every cipher and digest name and the error strings; OpenSSL does each
+         * once per process, as the first caller says. A process that will make no TLS
+         * connection says "none of them" first, and that OpenSSL needs no clean-up at
+         * exit (the kernel frees a one-shot process). */
+        OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_LOAD_SSL_STRINGS
+                         | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS | OPENSSL_INIT_NO_ADD_ALL_CIPHERS
+                         | OPENSSL_INIT_NO_ADD_ALL_DIGESTS | OPENSSL_INIT_NO_ATEXIT, NULL);
+    }
+    return curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
 CURLcode uplinkd_easy_set_long(CURL *easy, CURLoption option, long value) {
     return curl_easy_setopt(easy, option, value);
 }

@@ -11,16 +11,63 @@ struct ModemRecord: Sendable {
     /// Whether the agent keeps its bearer down for a cold backup (`standby-bearer`).
     var standby = BearerStandby.none
 
+    /// A recovery step the agent took, awaited until a bearer connects again or the
+    /// deadline (monotonic milliseconds) passes. Meanwhile the modem's passage through
+    /// disabled, searching and disconnected is the step's own doing, not news: the
+    /// uplink keeps its word instead of flapping down and back (a modem just back
+    /// from a reset always says "disabled" before the agent connects it).
+    var awaitedStep: AwaitedStep?
+
+    /// A recovery step in progress. `tookEffect`: the modem was seen without a connected
+    /// bearer (or gone) since the step was taken; only a bearer connected after that
+    /// answers it, since ModemManager's first word after a Disconnect call may still
+    /// show the old bearer connected.
+    struct AwaitedStep: Sendable {
+        var step: RecoveryStep
+        var untilMilliseconds: Int
+        var tookEffect = false
+    }
+
+    /// How long a step may take before what the modem says counts again: a reconnect
+    /// is one Simple.Connect; a reset also waits for the modem to come back (the
+    /// adapter waits up to 5 min for that).
+    static func awaitMilliseconds(_ step: RecoveryStep) -> Int {
+        step == .reset ? 360_000 : 90_000
+    }
+
     /// Takes what ModemManager says now (nil: nothing, it is away or the modem is
-    /// re-enumerating).
-    mutating func update(_ facts: ModemFacts?) {
+    /// re-enumerating). Returns true when this answers an awaited step: a bearer is
+    /// connected again.
+    mutating func update(_ facts: ModemFacts?, now: Int) -> Bool {
         self.facts = facts
+        if let awaited = awaitedStep, now >= awaited.untilMilliseconds { awaitedStep = nil }
         guard let facts else {
-            evidence = nil
-            return
+            if awaitedStep == nil { evidence = nil }
+            awaitedStep?.tookEffect = true
+            return false
         }
-        if facts.bearers.contains(where: \.connected) { dataManaged = true }
-        evidence = ModemEvidence.cannotCarryData(facts, dataManaged: dataManaged, previous: evidence)
+        let connected = facts.bearers.contains(where: \.connected)
+        if connected { dataManaged = true }
+        let word = ModemEvidence.cannotCarryData(facts, dataManaged: dataManaged, previous: evidence)
+        guard let awaited = awaitedStep else {
+            evidence = word
+            return false
+        }
+        if !connected { awaitedStep?.tookEffect = true }
+        if connected && awaited.tookEffect {
+            awaitedStep = nil
+            evidence = word
+            return true
+        }
+        // A fault the step did not cause is news even now.
+        if let word, word.isModemFault { evidence = word }
+        return false
+    }
+
+    /// The awaited step's deadline passed: what the modem says counts again.
+    mutating func stopAwaiting() {
+        awaitedStep = nil
+        evidence = facts.flatMap { ModemEvidence.cannotCarryData($0, dataManaged: dataManaged, previous: evidence) }
     }
 }
 
@@ -31,15 +78,41 @@ extension AgentCore {
     /// What ModemManager says now: every modem it has (none when it is not on the bus:
     /// its silence proves nothing, so the uplinks go back to what their probes say).
     public mutating func modemsChanged(_ modems: [ModemFacts], now: Instant) -> [Action] {
+        let at = now.monotonicMilliseconds
         let present = Set(modems.map(\.equipmentID))
-        for id in modemRecords.keys where !present.contains(id) { modemRecords[id]?.update(nil) }
-        for facts in modems { modemRecords[facts.equipmentID, default: ModemRecord()].update(facts) }
+        var answered: Set<String> = []
+        for id in modemRecords.keys where !present.contains(id) { _ = modemRecords[id]?.update(nil, now: at) }
+        for facts in modems where modemRecords[facts.equipmentID, default: ModemRecord()].update(facts, now: at) {
+            answered.insert(facts.equipmentID)
+        }
+        var actions = observeModemUplinks(now: now)
+        // A recovery step connected the modem again: whatever the uplink's probes said
+        // before, a full round now says whether data flows, and decides alone.
+        for name in uplinks.keys.sorted() {
+            guard let id = modemID(for: name), answered.contains(id), var uplink = uplinks[name] else { continue }
+            uplink.machine.pathRenewed()
+            requestFullRound(&uplink, .modemReconnected, now: now)
+            uplinks[name] = uplink
+        }
+        return actions + reselectPrimary(now: now) + climbLadders(now: now) + dueRounds(now: now)
+    }
+
+    /// Every uplink looked at again with the modems' current word.
+    private mutating func observeModemUplinks(now: Instant) -> [Action] {
         var actions: [Action] = []
         for name in uplinks.keys.sorted() {
             guard let observed = uplinks[name]?.observed else { continue }
             actions += observe(observed, events: [], now: now)
         }
-        return actions + reselectPrimary(now: now) + climbLadders(now: now) + dueRounds(now: now)
+        return actions
+    }
+
+    /// Recovery steps whose deadline passed unanswered: the modem's word counts again.
+    mutating func stopAwaitingLateSteps(now: Instant) -> [Action] {
+        let late = modemRecords.filter { $0.value.awaitedStep.map { now.monotonicMilliseconds >= $0.untilMilliseconds } ?? false }
+        guard !late.isEmpty else { return [] }
+        for id in late.keys { modemRecords[id]?.stopAwaiting() }
+        return observeModemUplinks(now: now)
     }
 
     /// The equipment identifier of the modem that carries `name`: the configured one
@@ -79,7 +152,12 @@ extension AgentCore {
                                                               registered: registered,
                                                               at: now.monotonicMilliseconds,
                                                               settings: uplink.settings.recovery) else { continue }
-            if step != .powerCycle { actions.append(.recoverModem(equipmentID: id, step)) }
+            if step != .powerCycle {
+                actions.append(.recoverModem(equipmentID: id, step))
+                modemRecords[id]?.awaitedStep = ModemRecord.AwaitedStep(step: step, untilMilliseconds: now.monotonicMilliseconds + ModemRecord.awaitMilliseconds(step))
+                // A round running now saw the path before the step: its answer is stale.
+                uplinks[name]?.recoveryStepTaken()
+            }
             actions.append(.runHook(recoverEvent(uplink, step: step, now: now)))
         }
         return actions
@@ -87,9 +165,10 @@ extension AgentCore {
 
     /// When a ladder's next step falls due.
     var nextLadderStepMilliseconds: Int? {
-        uplinks.values.compactMap { uplink in
+        let steps = uplinks.values.compactMap { uplink in
             modemID(for: uplink.name).flatMap { modemRecords[$0]?.ladder.nextDueMilliseconds(uplink.settings.recovery) }
-        }.min()
+        }
+        return (steps + modemRecords.values.compactMap(\.awaitedStep?.untilMilliseconds)).min()
     }
 
     /// The figures published for the modem that carries `name`.

@@ -253,7 +253,7 @@ public struct AgentCore: Sendable {
 
     /// Time passed: start due rounds, end hold-downs, climb recovery ladders.
     public mutating func tick(now: Instant) -> [Action] {
-        reselectPrimary(now: now) + climbLadders(now: now) + dueRounds(now: now)
+        stopAwaitingLateSteps(now: now) + reselectPrimary(now: now) + climbLadders(now: now) + dueRounds(now: now)
     }
 
     /// When the runtime must call `tick` next (monotonic milliseconds), if ever.

@@ -126,6 +126,13 @@ extension AgentCore {
             schedule.probeNow(at: now.monotonicMilliseconds, settings: settings)
         }
 
+        /// A recovery step changed the path under the uplink: the round in flight saw
+        /// the path before it, so its answer is dropped (its bytes still count).
+        mutating func recoveryStepTaken() {
+            forgetWhatWasLearned()
+            round = .idle
+        }
+
         /// A full round is owed: at once when idle, else right after the running round.
         mutating func requestFullRound(_ reason: FullRoundReason, now: Instant) {
             switch round {

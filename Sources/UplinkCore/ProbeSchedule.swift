@@ -26,11 +26,15 @@ public struct ProbeSchedule: Sendable, Equatable {
     public mutating func roundFinished(at now: Int, suspect: Bool, online: Bool, settings: ProbingSettings) {
         if suspect {
             nextDueMilliseconds = now + currentSuspectMilliseconds
-            currentSuspectMilliseconds = min(currentSuspectMilliseconds * 2, settings.intervalMilliseconds)
+            currentSuspectMilliseconds = min(currentSuspectMilliseconds * 2, settings.recheckIntervalMilliseconds)
             return
         }
         currentSuspectMilliseconds = settings.suspectIntervalMilliseconds
-        nextDueMilliseconds = (online && !settings.probeWhenOnline) ? nil : now + settings.intervalMilliseconds
+        if online {
+            nextDueMilliseconds = settings.probeWhenOnline ? now + settings.intervalMilliseconds : nil
+        } else {
+            nextDueMilliseconds = now + settings.recheckIntervalMilliseconds
+        }
     }
 
     /// Nothing before `time` (a spent byte budget waits for its next window; answered

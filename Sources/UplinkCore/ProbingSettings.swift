@@ -67,6 +67,14 @@ public struct ProbingSettings: Sendable, Equatable {
         self.livenessIntervalMilliseconds = livenessIntervalMilliseconds
     }
 
+    /// How often an uplink that is not online is looked at (and where the suspect
+    /// back-off stops): the interval, or 10 s when the uplink has liveness rounds (its
+    /// light rounds are far apart because handshakes fill the gaps between them, and
+    /// an uplink coming back must not wait that long).
+    public var recheckIntervalMilliseconds: Int {
+        livenessIntervalMilliseconds == nil ? intervalMilliseconds : min(intervalMilliseconds, 10_000)
+    }
+
     /// The probes of `all` this uplink uses, in probe-set order.
     public func probes(from all: [ProbeSpec]) -> [ProbeSpec] {
         guard let probeNames else { return all }

@@ -67,4 +67,14 @@ public enum Reason: String, Sendable, CaseIterable {
     public init(token: String) {
         self = Reason(rawValue: token) ?? .unrecognized
     }
+
+    /// A modem fault no recovery step of the agent causes: a failed modem, a SIM
+    /// missing or locked (a step passes through disabled, unregistered and
+    /// disconnected on its way back; never through these).
+    var isModemFault: Bool {
+        switch self {
+        case .modemFailed, .simMissing, .simLocked: return true
+        default: return false
+        }
+    }
 }

@@ -18,6 +18,8 @@ public enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
     case verificationFailed = "verification-failed"
     /// Packets left the primary with nothing coming back (passive stall detection).
     case stallAlarm = "stall-alarm"
+    /// A recovery step connected the uplink's modem again.
+    case modemReconnected = "modem-reconnected"
 
     /// Whether the reason is evidence against the uplink's health. Evidence puts it in
     /// doubt at once, even while a round runs (that round's figures wait for the doubt
@@ -26,7 +28,7 @@ public enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
     /// fresh look.
     var suspectsUplink: Bool {
         switch self {
-        case .linkChanged, .hookFinished: return false
+        case .linkChanged, .hookFinished, .modemReconnected: return false
         case .linkTouched, .lightRoundFailed, .livenessFailed, .familyBack, .verificationFailed, .stallAlarm: return true
         }
     }
@@ -36,7 +38,7 @@ public enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
     var confirmsFailure: Bool {
         switch self {
         case .stallAlarm, .lightRoundFailed, .livenessFailed, .verificationFailed: return true
-        case .linkChanged, .linkTouched, .hookFinished, .familyBack: return false
+        case .linkChanged, .linkTouched, .hookFinished, .familyBack, .modemReconnected: return false
         }
     }
 }

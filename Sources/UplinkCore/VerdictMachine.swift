@@ -2,7 +2,8 @@
 ///
 /// - Link events act at once: a link-level `down` (carrier loss, admin down, no usable
 ///   address or route) replaces the verdict immediately.
-/// - The first probe round after start-up or after the link came back decides at once.
+/// - The first probe round after start-up, after the link came back or after a
+///   recovery step renewed the path decides at once.
 /// - Leaving `online` takes `failuresToLeaveOnline` consecutive failed full rounds;
 ///   returning takes `successesToReturnOnline` consecutive validated rounds. Light and
 ///   verification rounds never come here: their failure only starts a full round. Between `captive` and
@@ -44,6 +45,15 @@ public struct VerdictMachine: Sendable, Equatable {
             if verdict == .down || verdict == .unknown { awaitingFirstRound = true }
             return false
         }
+    }
+
+    /// The path under the uplink was built anew while its link stayed up (a recovery
+    /// step connected its modem's bearer again): like a link that came back, the
+    /// next round decides without hysteresis.
+    public mutating func pathRenewed() {
+        awaitingFirstRound = true
+        consecutiveFailures = 0
+        consecutiveSuccesses = 0
     }
 
     /// Applies a finished probe round. Returns true when the verdict changed.

@@ -170,13 +170,15 @@ public final class Agent {
             linksChanged(links, events: events)
         }
         links = source
-        startModems()
         startPlans()
         let hooks = options.runHooks ? "\(configuration.agent.hooksDirectory) and \(configuration.agent.vendorHooksDirectory)" : "nowhere"
         Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(hooks)")
         startRoutingGuard(source)
         startServiceNotifications()
         linksChanged(source.links, events: [])
+        // After the first look at the links: the modems' first word (even "no
+        // ModemManager") must not be taken for a settled start with no uplinks.
+        startModems()
     }
 
     // MARK: modems
@@ -554,6 +556,7 @@ public final class Agent {
         for action in actions {
             switch action {
             case .startRound(let plan, let generation):
+                Log.debug("round on \(plan.interface): starts (\(plan.purpose.rawValue) round, \(plan.timeoutMilliseconds) ms limit)")
                 rounds.run(plan, configuration: configuration) { [weak self] report in
                     self?.roundFinished(report, generation: generation)
                 }

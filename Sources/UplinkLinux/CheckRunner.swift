@@ -18,12 +18,18 @@ public final class CheckRunner {
         let snapshot: NetlinkSnapshot
         let prober: HTTPProber
         do { snapshot = try NetlinkSnapshot() } catch { throw .netlink(error) }
-        do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
-        let rounds = RoundRunner(loop: loop, prober: prober, resolver: DNSResolver(loop: loop), files: HostNetworkFiles(),
+        let files = HostNetworkFiles()
+        let kinds = interfaces.map { kindReader.kind(of: $0, configured: configuration.configuredKind(of: $0)) }
+        let tlsDue = zip(interfaces, kinds).contains { name, kind in
+            let facts = snapshot.facts(for: name)
+            return needsTLS(RoundPlan.check(configuration, interface: name, index: facts?.index ?? 0, kind: kind,
+                                            link: LinkEvaluator.evaluate(facts)), files: files)
+        }
+        do { prober = try HTTPProber(loop: loop, tls: tlsDue ? .available : .notNeeded) } catch { throw .curl(error) }
+        let rounds = RoundRunner(loop: loop, prober: prober, resolver: DNSResolver(loop: loop), files: files,
                                  validator: ValidatorRunner(loop: loop))
 
         var reports: [CheckReport?] = Array(repeating: nil, count: interfaces.count)
-        let kinds = interfaces.map { kindReader.kind(of: $0, configured: configuration.configuredKind(of: $0)) }
         let startRounds = { [self] (modems: [ModemFacts]) in
             for (position, name) in interfaces.enumerated() {
                 let facts = snapshot.facts(for: name)
@@ -53,6 +59,18 @@ public final class CheckRunner {
         do { try loop.run() } catch { throw .system(error) }
         // The loop returns only when nothing is in flight, so every report is there.
         return reports.compactMap { $0 }
+    }
+
+    /// Whether a round of `plan` may speak TLS: an https probe in a family it probes,
+    /// or the captive-portal API the round runner will ask (https only). A modem's
+    /// word found later can only take a round away.
+    private func needsTLS(_ plan: RoundPlan, files: NetworkFileReading) -> Bool {
+        guard case .probe(let families) = plan.link else { return false }
+        if families.contains(where: { family in plan.probes(for: family).contains { $0.url.scheme == .https } }) {
+            return true
+        }
+        return configuration.useCaptivePortalAPI
+            && files.captivePortalAPI(for: plan.interface, index: plan.index, settings: configuration.dns) != nil
     }
 
     /// One round, and another while a failed one shows life (see `SecondLook`): a

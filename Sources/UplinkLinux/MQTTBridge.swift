@@ -123,6 +123,8 @@ public final class MQTTBridge {
         scheduleHeartbeat()
     }
 
+    /// A connection is being given up on purpose; connect again when it has ended.
+    private var reconnectRequested = false
     /// The keep-alive of the current attempt's CONNECT.
     private var attemptKeepAliveSeconds = 60
 
@@ -135,6 +137,11 @@ public final class MQTTBridge {
         if session.connected { session.disconnected() }
         if let heartbeatTimer { loop.cancel(heartbeatTimer) }
         heartbeatTimer = nil
+        if reconnectRequested {
+            reconnectRequested = false
+            scheduleReconnect(afterMilliseconds: 0)
+            return
+        }
         if stopping {
             // Not from inside libmosquitto's callback: the handle is freed there.
             loop.schedule(afterMilliseconds: 0) { [weak self] in self?.finishStop() }
@@ -190,7 +197,12 @@ public final class MQTTBridge {
             if let heartbeatTimer { loop.cancel(heartbeatTimer) }
             heartbeatTimer = nil
             backoff.reset()
-            scheduleReconnect(afterMilliseconds: 0)
+            // A clean DISCONNECT first, so the broker does not send the will (a
+            // flicker of `offline`) for a connection given up on purpose; the next
+            // connect follows its callback, or this timer if none comes.
+            reconnectRequested = true
+            connection.disconnectWhenSent()
+            if reconnectRequested { scheduleReconnect(afterMilliseconds: 1_000) }
             return
         }
         send(output.messages)

@@ -1,27 +1,16 @@
-import CSystemd
-import CSystemdShim
-import Glibc
 import UplinkCore
 
-/// ModemManager on the system bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured), followed with
-/// sd-bus on the agent's event loop: the bus's descriptor is watched by the loop and
-/// its deadline is one of the loop's timers, so there is no GLib main loop and no
-/// thread. It follows ModemManager's name (attaching whenever it starts or restarts),
-/// its ObjectManager (modems, SIMs and bearers appearing and vanishing) and every
-/// property change under its root, sets up signal figures on each modem, and carries
-/// out recovery steps (reconnect the bearer, reset the modem and connect it again).
-///
-/// Ownership: the client owns the bus connection and its match slots and releases them
-/// when it goes (`close`). sd-bus callbacks are non-capturing trampolines: match
-/// callbacks get the client unretained (their slots never outlive it); each method call
-/// gets a `PendingCall` retained once, released by its slot's destroy callback whether
-/// or not a reply ever came.
+/// ModemManager on the system bus, followed on the agent's event loop (`SystemBus`):
+/// its name (attaching whenever it starts or restarts), its ObjectManager (modems
+/// appearing and vanishing), every property change under its root (modems, bearers),
+/// the signal figures it is asked to set up on each modem; and the recovery steps it
+/// is asked to carry out (reconnect the bearer; reset the modem and connect it again).
+/// What it follows is kept as `ModemManagerObjects` and told to the agent as
+/// `ModemFacts`.
 public final class ModemManagerClient: ModemSource {
     public var onChange: (([ModemFacts]) -> Void)?
     private let loop: EventLoop
-    private var bus: OpaquePointer?
-    private var slots: [OpaquePointer] = []
-    private var busTimer: EventLoop.TimerID?
+    private var bus: SystemBus?
     private var reconnectTimer: EventLoop.TimerID?
     /// The connection properties of bearers disconnected for a cold standby, by modem.
     private var standbyProperties: [String: DBusValue] = [:]
@@ -45,12 +34,13 @@ public final class ModemManagerClient: ModemSource {
 
     static let firstReconnectMilliseconds = 1_000
     static let maximumReconnectMilliseconds = 60_000
-    static let callTimeoutMicroseconds: UInt64 = 25_000_000
     /// A reset modem that is not back within this long is given up on.
     static let resetReturnMilliseconds = 300_000
     /// The keys of a bearer's properties that `Simple.Connect` takes.
     static let connectKeys: Set<String> = ["apn", "ip-type", "allowed-auth", "user", "password", "allow-roaming",
                                            "number", "rm-protocol"]
+    private static let root = ModemManagerObjects.root
+    private static let service = ModemManagerObjects.service
 
     public init(loop: EventLoop) {
         self.loop = loop
@@ -60,121 +50,60 @@ public final class ModemManagerClient: ModemSource {
         stop()
     }
 
-    /// Leaves the bus for good (a one-shot look is over, or the agent stops).
-    public func stop() {
-        if let reconnectTimer { loop.cancel(reconnectTimer) }
-        reconnectTimer = nil
-        close()
-        onChange = nil
-    }
-
     public func start(signalIntervalMilliseconds: Int) {
         self.signalIntervalMilliseconds = signalIntervalMilliseconds
         connect()
     }
 
-    // MARK: the bus on the loop
+    /// Leaves the bus for good (a one-shot look is over, or the agent stops).
+    public func stop() {
+        if let reconnectTimer { loop.cancel(reconnectTimer) }
+        reconnectTimer = nil
+        bus?.close()
+        bus = nil
+        onChange = nil
+    }
+
+    // MARK: the connection
 
     private func connect() {
-        var opened: OpaquePointer?
-        let code = sd_bus_open_system(&opened)
-        guard code >= 0, let opened else {
-            Log.notice("modems: no system bus (\(SystemError("sd_bus_open_system", errno: -code))); trying again later")
-            changed()
-            scheduleReconnect()
-            return
-        }
-        bus = opened
-        _ = sd_bus_set_description(opened, "uplinkd")
-        let fd = sd_bus_get_fd(opened)
-        guard fd >= 0, addMatches() else {
-            Log.warning("modems: cannot follow ModemManager on the system bus; trying again later")
-            close()
-            scheduleReconnect()
-            return
-        }
-        askWhetherPresent()
-        rearm()
-    }
-
-    private func addMatches() -> Bool {
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        let rules: [(sender: String?, path: String?, interface: String, member: String?, handler: sd_bus_message_handler_t)] = [
-            ("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged",
-             { message, userdata, _ in ModemManagerClient.from(userdata).nameOwnerChanged(message) }),
-            (nil, ModemManagerObjects.root, "org.freedesktop.DBus.ObjectManager", nil,
-             { message, userdata, _ in ModemManagerClient.from(userdata).objectManagerSignal(message) }),
-        ]
-        for rule in rules {
-            var slot: OpaquePointer?
-            let code = sd_bus_match_signal(bus, &slot, rule.sender, rule.path, rule.interface, rule.member, rule.handler, me)
-            guard code >= 0, let slot else { return false }
-            slots.append(slot)
-        }
-        // Property changes anywhere under ModemManager's root (modems, bearers, SIMs).
-        var slot: OpaquePointer?
-        let rule = "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path_namespace='\(ModemManagerObjects.root)'"
-        let code = sd_bus_add_match(bus, &slot, rule, { message, userdata, _ in
-            ModemManagerClient.from(userdata).propertiesChanged(message)
-        }, me)
-        guard code >= 0, let slot else { return false }
-        slots.append(slot)
-        return true
-    }
-
-    private static func from(_ userdata: UnsafeMutableRawPointer?) -> ModemManagerClient {
-        Unmanaged<ModemManagerClient>.fromOpaque(userdata!).takeUnretainedValue()
-    }
-
-    /// Lets sd-bus do its work, then tells the loop what it waits for next.
-    private func process() {
-        guard let bus else { return }
-        while true {
-            let code = sd_bus_process(bus, nil)
-            if code == 0 { break }
-            if code < 0 {
-                Log.warning("modems: the system bus connection failed (\(SystemError("sd_bus_process", errno: -code))); connecting again")
-                lostBus()
-                return
-            }
-        }
-        rearm()
-    }
-
-    private func rearm() {
-        guard let bus else { return }
-        let fd = sd_bus_get_fd(bus)
-        let events = sd_bus_get_events(bus)
-        // Possibly inside sd-bus's own processing: the connection goes on the next turn.
-        let lose = { [weak self] in self?.loop.schedule(afterMilliseconds: 0) { self?.lostBus() }; return }
-        guard fd >= 0, events >= 0 else { return lose() }
-        var interest: EventLoop.Interest = []
-        if Int16(events) & Int16(POLLIN) != 0 { interest.insert(.readable) }
-        if Int16(events) & Int16(POLLOUT) != 0 { interest.insert(.writable) }
+        let bus = SystemBus(loop: loop)
         do {
-            try loop.watch(fd, for: interest.isEmpty ? .readable : interest) { [unowned self] _ in process() }
+            try bus.open(description: "uplinkd")
         } catch {
-            Log.warning("modems: cannot watch the system bus: \(error)")
-            return lose()
+            Log.notice("modems: no system bus (\(error)); trying again later")
+            changed()
+            return scheduleReconnect()
         }
-        if let busTimer { loop.cancel(busTimer) }
-        busTimer = nil
-        let delay = uplinkd_bus_timeout_milliseconds(bus)
-        if delay >= 0 {
-            busTimer = loop.schedule(afterMilliseconds: Int(clamping: delay)) { [weak self] in
-                self?.busTimer = nil
-                self?.process()
+        do {
+            try bus.subscribe("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                              + "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.service)'") {
+                [unowned self] _, _, arguments in nameOwnerChanged(arguments)
             }
+            try bus.subscribe("type='signal',interface='org.freedesktop.DBus.ObjectManager',path='\(Self.root)'") {
+                [unowned self] _, member, arguments in objectManagerSignal(member, arguments)
+            }
+            // Property changes anywhere under ModemManager's root (modems, bearers).
+            try bus.subscribe("type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
+                              + "path_namespace='\(Self.root)'") {
+                [unowned self] path, _, arguments in propertiesChanged(path, arguments)
+            }
+        } catch {
+            bus.close()
+            Log.notice("modems: cannot follow ModemManager on the system bus (\(error)); trying again later")
+            changed()
+            return scheduleReconnect()
         }
-    }
-
-    private func lostBus() {
-        close()
-        if present || !objects.isEmpty {
-            present = false
-            forgetModems()
+        bus.onLost = { [unowned self] in
+            self.bus = nil
+            if present || !objects.isEmpty {
+                present = false
+                forgetModems()
+            }
+            scheduleReconnect()
         }
-        scheduleReconnect()
+        self.bus = bus
+        askWhetherPresent()
     }
 
     private func scheduleReconnect() {
@@ -187,115 +116,40 @@ public final class ModemManagerClient: ModemSource {
         }
     }
 
-    /// Drops the connection and everything tied to it.
-    private func close() {
-        if let busTimer { loop.cancel(busTimer) }
-        busTimer = nil
-        for slot in slots { sd_bus_slot_unref(slot) }
-        slots = []
-        guard let bus else { return }
-        let fd = sd_bus_get_fd(bus)
-        if fd >= 0 { loop.unwatch(fd) }
-        sd_bus_flush_close_unref(bus)
-        self.bus = nil
-    }
-
-    // MARK: calls
-
-    /// One method call in flight and what to do with its reply.
-    private final class PendingCall {
-        let client: ModemManagerClient
-        let what: String
-        /// Gets the reply, nil when the call failed.
-        let reply: (OpaquePointer?) -> Void
-
-        init(client: ModemManagerClient, what: String, reply: @escaping (OpaquePointer?) -> Void) {
-            self.client = client
-            self.what = what
-            self.reply = reply
-        }
-    }
-
-    /// Calls a method of ModemManager without starting it (no bus activation: uplinkd
-    /// follows ModemManager, it never launches it). `arguments` are appended in order;
-    /// `reply` gets the reply, or nil when the call failed (logged).
+    /// Calls a method of ModemManager; `reply` gets the reply's arguments, or nil when
+    /// the call failed (logged).
     private func call(_ path: String, _ interface: String, _ member: String, arguments: [DBusValue] = [],
-                      what: String, reply: @escaping (OpaquePointer?) -> Void = { _ in }) {
-        guard let bus else { return }
-        var message: OpaquePointer?
-        guard sd_bus_message_new_method_call(bus, &message, ModemManagerObjects.service, path, interface, member) >= 0,
-              let message else { return }
-        defer { sd_bus_message_unref(message) }
-        _ = sd_bus_message_set_auto_start(message, 0)
-        guard arguments.allSatisfy({ BusMessage.append($0, to: message) }) else {
-            Log.warning("modems: cannot write the arguments of \(what)")
-            return reply(nil)
-        }
-        let pending = Unmanaged.passRetained(PendingCall(client: self, what: what, reply: reply))
-        var slot: OpaquePointer?
-        let code = sd_bus_call_async(bus, &slot, message, { message, userdata, _ in
-            let pending = Unmanaged<PendingCall>.fromOpaque(userdata!).takeUnretainedValue()
-            pending.client.replied(message!, to: pending)
-            return 0
-        }, pending.toOpaque(), ModemManagerClient.callTimeoutMicroseconds)
-        guard code >= 0, let slot else {
-            pending.release()
-            Log.warning("modems: \(what): \(SystemError("sd_bus_call_async", errno: -code))")
-            return reply(nil)
-        }
-        // The bus owns the slot until the reply (or its timeout); the slot's end
-        // releases the call's context.
-        _ = sd_bus_slot_set_destroy_callback(slot) { userdata in
-            Unmanaged<PendingCall>.fromOpaque(userdata!).release()
-        }
-        _ = sd_bus_slot_set_floating(slot, 1)
-        sd_bus_slot_unref(slot)
-        rearm()
-    }
-
-    private func replied(_ message: OpaquePointer, to pending: PendingCall) {
-        if let error = sd_bus_message_get_error(message), let name = error.pointee.name {
-            let text = error.pointee.message.map { String(cString: $0) } ?? ""
-            let errorName = String(cString: name)
-            if errorName.hasSuffix(".ServiceUnknown") || errorName.hasSuffix(".NameHasNoOwner") {
-                Log.debug("modems: \(pending.what): ModemManager is not on the bus")
-            } else {
-                Log.warning("modems: \(pending.what) failed: \(errorName): \(text.printableEscaped)")
+                      what: String, reply: @escaping ([DBusValue]?) -> Void = { _ in }) {
+        guard let bus else { return reply(nil) }
+        bus.call(Self.service, path, interface, member, arguments: arguments) { result in
+            switch result {
+            case .arguments(let arguments):
+                reply(arguments)
+            case .error(let name, let message):
+                if name.hasSuffix(".ServiceUnknown") || name.hasSuffix(".NameHasNoOwner") {
+                    Log.debug("modems: \(what): ModemManager is not on the bus")
+                } else {
+                    Log.warning("modems: \(what) failed: \(name): \(message.printableEscaped)")
+                }
+                reply(nil)
+            case .failed(let error):
+                Log.warning("modems: \(what): \(error)")
+                reply(nil)
             }
-            return pending.reply(nil)
         }
-        pending.reply(message)
     }
 
     // MARK: following ModemManager
 
     private func askWhetherPresent() {
-        guard let bus else { return }
-        var message: OpaquePointer?
-        guard sd_bus_message_new_method_call(bus, &message, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                             "org.freedesktop.DBus", "NameHasOwner") >= 0, let message else { return }
-        defer { sd_bus_message_unref(message) }
-        guard BusMessage.append(.string(ModemManagerObjects.service), to: message) else { return }
-        let pending = Unmanaged.passRetained(PendingCall(client: self, what: "NameHasOwner") { [unowned self] reply in
-            guard let reply, BusMessage.read(reply)?.first?.bool == true else {
+        bus?.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+                  arguments: [.string(Self.service)]) { [unowned self] result in
+            guard case .arguments(let arguments) = result, arguments.first?.bool == true else {
                 Log.notice("modems: ModemManager is not on the system bus; cellular uplinks are judged by their probes until it is")
-                changed()
-                return
+                return changed()
             }
             attached()
-        })
-        var slot: OpaquePointer?
-        guard sd_bus_call_async(bus, &slot, message, { message, userdata, _ in
-            let pending = Unmanaged<PendingCall>.fromOpaque(userdata!).takeUnretainedValue()
-            pending.client.replied(message!, to: pending)
-            return 0
-        }, pending.toOpaque(), ModemManagerClient.callTimeoutMicroseconds) >= 0, let slot else {
-            pending.release()
-            return
         }
-        _ = sd_bus_slot_set_destroy_callback(slot) { userdata in Unmanaged<PendingCall>.fromOpaque(userdata!).release() }
-        _ = sd_bus_slot_set_floating(slot, 1)
-        sd_bus_slot_unref(slot)
     }
 
     /// ModemManager is on the bus: read every object it has.
@@ -304,11 +158,7 @@ public final class ModemManagerClient: ModemSource {
         reconnectDelayMilliseconds = ModemManagerClient.firstReconnectMilliseconds
         call(ModemManagerObjects.root, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects",
              what: "GetManagedObjects") { [unowned self] reply in
-            guard let reply else { return changed() }
-            guard let managed = BusMessage.read(reply)?.first else {
-                Log.warning("modems: ModemManager's object list could not be read (malformed or over the bounds)")
-                return
-            }
+            guard let managed = reply?.first else { return changed() }
             objects.replaceAll(managed)
             signalSetUp = []
             bearersAsked = []
@@ -317,9 +167,8 @@ public final class ModemManagerClient: ModemSource {
         }
     }
 
-    private func nameOwnerChanged(_ message: OpaquePointer?) -> Int32 {
-        guard let message, let arguments = BusMessage.read(message), arguments.count == 3,
-              arguments[0].string == ModemManagerObjects.service else { return 0 }
+    private func nameOwnerChanged(_ arguments: [DBusValue]?) {
+        guard let arguments, arguments.count == 3, arguments[0].string == Self.service else { return }
         let newOwner = arguments[2].string ?? ""
         if newOwner.isEmpty {
             Log.notice("modems: ModemManager left the bus; cellular uplinks are judged by their probes until it is back")
@@ -329,12 +178,10 @@ public final class ModemManagerClient: ModemSource {
             Log.notice("modems: ModemManager (re)started on the bus")
             attached()
         }
-        return 0
     }
 
-    private func objectManagerSignal(_ message: OpaquePointer?) -> Int32 {
-        guard let message, present, let member = sd_bus_message_get_member(message).map({ String(cString: $0) }),
-              let arguments = BusMessage.read(message), arguments.count == 2, let path = arguments[0].string else { return 0 }
+    private func objectManagerSignal(_ member: String, _ arguments: [DBusValue]?) {
+        guard present, let arguments, arguments.count == 2, let path = arguments[0].string else { return }
         switch member {
         case "InterfacesAdded":
             objects.interfacesAdded(path: path, arguments[1])
@@ -348,19 +195,16 @@ public final class ModemManagerClient: ModemSource {
             }
             signalSetUp.remove(path)
         default:
-            return 0
+            return
         }
         changed()
-        return 0
     }
 
-    private func propertiesChanged(_ message: OpaquePointer?) -> Int32 {
-        guard let message, present, let path = sd_bus_message_get_path(message).map({ String(cString: $0) }),
-              let arguments = BusMessage.read(message), arguments.count == 3, let interface = arguments[0].string else { return 0 }
+    private func propertiesChanged(_ path: String, _ arguments: [DBusValue]?) {
+        guard present, let arguments, arguments.count == 3, let interface = arguments[0].string else { return }
         objects.propertiesChanged(path: path, interface: interface, changed: arguments[1],
                                   invalidated: (arguments[2].array ?? []).compactMap(\.string))
         changed()
-        return 0
     }
 
     private func forgetModems() {
@@ -392,7 +236,7 @@ public final class ModemManagerClient: ModemSource {
         call(path, "org.freedesktop.DBus.Properties", "GetAll", arguments: [.string(ModemManagerObjects.bearerInterface)],
              what: "the properties of bearer \(path)") { [unowned self] reply in
             bearerReadsInFlight -= 1
-            if let reply, let properties = BusMessage.read(reply)?.first {
+            if let properties = reply?.first {
                 objects.interfacesAdded(path: path, .dictionary([(.string(ModemManagerObjects.bearerInterface), properties)]))
             }
             changed()

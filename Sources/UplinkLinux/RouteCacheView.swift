@@ -26,18 +26,25 @@ struct RouteCacheView {
     /// index) replaces the route cache's default routes, which lose IPv4 routes that
     /// differ only by interface; nil: the cache's (a failed dump).
     func allFacts(defaultRoutes: [Int: [DefaultRoute]]? = nil) -> [Int: LinkFacts] {
+        var routesByIndex: [Int32: [DefaultRoute]] = [:]
+        if let defaultRoutes {
+            for (index, routes) in defaultRoutes { routesByIndex[Int32(clamping: index)] = routes }
+        } else {
+            routesByIndex = cachedDefaultRoutes()
+        }
+        return RouteCacheView.facts(links: links, addresses: addresses, defaultRoutes: routesByIndex)
+    }
+
+    /// Every interface's facts from a link and an address cache, with the default
+    /// routes read elsewhere (by interface index).
+    static func facts(links: OpaquePointer, addresses: OpaquePointer,
+                      defaultRoutes routesByIndex: [Int32: [DefaultRoute]]) -> [Int: LinkFacts] {
         var addressesByIndex: [Int32: [InterfaceAddress]] = [:]
         RouteCacheView.forEach(addresses) { object in
             guard let local = rtnl_addr_get_local(object), let address = RouteCacheView.ipAddress(local) else { return }
             addressesByIndex[rtnl_addr_get_ifindex(object), default: []].append(
                 InterfaceAddress(address: address, prefixLength: Int(rtnl_addr_get_prefixlen(object)),
                                  scope: RouteCacheView.scopeName(rtnl_addr_get_scope(object))))
-        }
-        var routesByIndex: [Int32: [DefaultRoute]] = [:]
-        if let defaultRoutes {
-            for (index, routes) in defaultRoutes { routesByIndex[Int32(clamping: index)] = routes }
-        } else {
-            routesByIndex = cachedDefaultRoutes()
         }
         var result: [Int: LinkFacts] = [:]
         RouteCacheView.forEach(links) { link in

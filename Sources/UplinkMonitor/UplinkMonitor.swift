@@ -12,16 +12,24 @@ public struct UplinkChange: Sendable {
 /// connectivity libraries: current verdicts per uplink and kind, an async sequence of
 /// changes, and a one-off check.
 ///
-///     let monitor = try UplinkMonitor(configuration: configuration)
-///     try monitor.start()
-///     for await change in monitor.changes {
+///     let loader = ConfigurationLoader(explicitPath: "/etc/myapp/uplinkd.conf")
+///     let monitor = UplinkMonitor(configuration: try loader.load(), loader: loader)
+///     try monitor.start()                      // the agent on a thread of its own
+///     monitor.current?.primary                 // "eth0"
+///     monitor.verdict(for: .wifi)              // .captive
+///     for await change in monitor.changes {    // each change: state after it and hook events
 ///         if monitor.isConnectedWithoutInternet(via: .wifi) { showPortalHint() }
 ///     }
+///     monitor.reload()                         // read the file again, as HUP does (a broken one is refused)
+///     monitor.reload(configuration: other)     // or switch to a Configuration built in code
+///     let reports = try await UplinkMonitor.check([InterfaceName("wwan0")!], configuration: configuration)
+///     monitor.stop()
 ///
 /// The agent runs on a thread of its own with its own event loop; this object only
 /// exchanges Swift values with it (a copy of the state under a lock, posted work).
 /// It does not touch the process's signals, and writes no state file and runs no
-/// hooks unless asked to.
+/// hooks unless asked to. Thresholds, probe URLs and validation modes come from the
+/// `Configuration` (the same keys as the file).
 // @unchecked Sendable: every mutable property is guarded by `lock`, and the agent is
 // only reached through its loop's `post` (thread-safe) or after `pthread_join`.
 public final class UplinkMonitor: @unchecked Sendable {

@@ -270,6 +270,101 @@ struct ModemAgentTests {
         #expect(status?.recoveriesTotal == 3)
     }
 
+    /// A driver whose wwan0 passes nothing from 30 s on: the reconnect falls due at
+    /// 90 s, and the reset (when `reset` is true) at 150 s.
+    private func failing(reset: Bool) -> CoreDriver {
+        var driver = started {
+            $0.probing.recoverAfterMilliseconds = 60_000
+            $0.probing.resetAfter = reset ? .value(120_000) : .off
+        }
+        driver.dead = ["wwan0"]
+        return driver
+    }
+
+    private func verdictHooks(_ driver: CoreDriver, after count: Int) -> [HookEvent] {
+        driver.hooks.dropFirst(count).filter { $0.kind == .verdict }
+    }
+
+    @Test func aResetsWayBackIsTheStepsDoingAndItsReturnStartsAFullRound() {
+        var driver = failing(reset: true)
+        driver.advance(to: 160_000)
+        #expect(driver.recoveries.map(\.step) == [.reconnect, .reset])
+        #expect(driver.core.verdict(of: "wwan0")?.verdict == .limited)
+        let hooksBefore = driver.hooks.count
+        // Gone while it re-enumerates, then new as ModemManager always shows a modem:
+        // disabled, then enabled and searching, then registered without a bearer.
+        driver.modems([], at: 160_500)
+        driver.modems([modem(.disabled, registration: nil, bearerConnected: false)], at: 161_000)
+        driver.modems([modem(.searching, registration: .searching, bearerConnected: false)], at: 161_500)
+        driver.modems([modem(.registered, bearerConnected: false)], at: 162_000)
+        #expect(driver.core.verdict(of: "wwan0")?.verdict == .limited)
+        #expect(verdictHooks(driver, after: hooksBefore).isEmpty)
+        // Connected again: a full round at once says whether data flows, and decides
+        // alone as after a link that came back.
+        driver.dead = []
+        let rounds = driver.plans(of: "wwan0").count
+        driver.modems([modem()], at: 163_000)
+        #expect(driver.plans(of: "wwan0").count == rounds + 1)
+        #expect(driver.plans(of: "wwan0").last?.purpose == .full)
+        driver.answerAll()
+        #expect(driver.core.verdict(of: "wwan0")?.verdict == .online)
+        #expect(verdictHooks(driver, after: hooksBefore).map(\.verdict) == [.online])
+    }
+
+    @Test func aStepUnansweredByItsDeadlineLetsTheModemsWordCountAgain() {
+        var driver = failing(reset: false)
+        driver.advance(to: 90_000)
+        #expect(driver.recoveries.map(\.step) == [.reconnect])
+        driver.modems([modem(.registered, bearerConnected: false)], at: 91_000)
+        #expect(driver.core.verdict(of: "wwan0")?.verdict == .limited)
+        // The reconnect is awaited 90 s.
+        driver.advance(to: 179_999)
+        #expect(driver.core.verdict(of: "wwan0")?.verdict == .limited)
+        driver.advance(to: 180_000)
+        #expect(driver.core.verdict(of: "wwan0") == Assessment(.down, reason: .bearerDisconnected))
+    }
+
+    /// ModemManager's first word after the agent's Disconnect may still show the old
+    /// bearer connected (the modem is "disconnecting"): that is not the step answered,
+    /// and the disconnected bearer that follows is still the step's own doing.
+    @Test func theOldBearerStillConnectedRightAfterTheStepDoesNotAnswerIt() {
+        var driver = failing(reset: false)
+        driver.advance(to: 90_000)
+        #expect(driver.recoveries.map(\.step) == [.reconnect])
+        let hooksBefore = driver.hooks.count
+        let rounds = driver.plans(of: "wwan0").count
+        driver.modems([modem(.disconnecting)], at: 90_100)
+        #expect(driver.plans(of: "wwan0").count == rounds)
+        driver.modems([modem(.registered, bearerConnected: false)], at: 91_000)
+        #expect(driver.core.verdict(of: "wwan0")?.verdict == .limited)
+        #expect(verdictHooks(driver, after: hooksBefore).isEmpty)
+        driver.dead = []
+        driver.modems([modem()], at: 92_000)
+        #expect(driver.plans(of: "wwan0").last?.purpose == .full)
+        driver.answerAll()
+        #expect(verdictHooks(driver, after: hooksBefore).map(\.verdict) == [.online])
+    }
+
+    @Test func aFaultTheStepDidNotCauseIsNewsEvenWhileItIsAwaited() {
+        var driver = failing(reset: false)
+        driver.advance(to: 90_000)
+        #expect(driver.recoveries.map(\.step) == [.reconnect])
+        driver.modems([modem(.locked, registration: nil)], at: 91_000)
+        #expect(driver.core.verdict(of: "wwan0") == Assessment(.down, reason: .simLocked))
+    }
+
+    @Test func aRoundThatSawThePathBeforeTheStepDecidesNothing() {
+        var driver = failing(reset: false)
+        driver.advance(to: 89_000)
+        driver.links([wwan0], events: [.carrierChanged(usableLink("wwan0", index: 4))], at: 89_000)
+        #expect(driver.inFlightRounds.map(\.interface) == ["wwan0"])
+        driver.tick(at: 90_000)
+        #expect(driver.recoveries.map(\.step) == [.reconnect])
+        // The upstream answers again, but this round began before the reconnect.
+        driver.finish("wwan0", Assessment(.online, reason: .validated), at: 91_000)
+        #expect(driver.core.verdict(of: "wwan0")?.verdict == .limited)
+    }
+
     @Test func noStepWhileTheModemIsNotRegisteredOrRecoverIsOff() {
         var driver = started { $0.probing.recoverAfterMilliseconds = 60_000 }
         driver.modems([modem(.searching, registration: .searching)], at: 1_000)

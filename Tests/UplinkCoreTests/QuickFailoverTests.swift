@@ -217,12 +217,39 @@ struct QuickFailoverTests {
         driver.advance(to: 30_000)
         #expect(driver.core.primary == "wlan0")
         driver.dead = []
-        // Back online at 54 s (its suspect back-off), held down for 30 s from there.
-        driver.advance(to: 56_000)
+        var back = 30_000
+        while driver.core.verdict(of: "eth0")?.verdict != .online && back < 120_000 {
+            back += 500
+            driver.advance(to: back)
+        }
+        // Back online, and held down for 30 s from there.
         #expect(driver.core.verdict(of: "eth0")?.verdict == .online && driver.core.primary == "wlan0")
         let before = driver.plans(of: "eth0").count
-        driver.advance(to: 80_000)
+        driver.advance(to: back + 25_000)
         let proving = driver.plans(of: "eth0").dropFirst(before)
         #expect(proving.count >= 10 && proving.allSatisfy { $0.purpose == .light }, "\(proving.map(\.purpose))")
+    }
+
+    @Test func anUplinkInDoubtIsLookedAtEvery10sAtMostNotEvery30s() {
+        let settings = Configuration().probingSettings(for: "eth0", kind: .ethernet, metered: false)
+        #expect(settings.recheckIntervalMilliseconds == 10_000)
+        var schedule = ProbeSchedule(settings: settings)
+        var gaps: [Int] = []
+        var now = 0
+        for _ in 0..<8 {
+            schedule.roundFinished(at: now, suspect: true, online: false, settings: settings)
+            let next = schedule.nextDueMilliseconds!
+            gaps.append(next - now)
+            now = next
+        }
+        #expect(gaps == [500, 1_000, 2_000, 4_000, 8_000, 10_000, 10_000, 10_000])
+        // Not online, it is looked at every 10 s too.
+        schedule.roundFinished(at: now, suspect: false, online: false, settings: settings)
+        #expect(schedule.nextDueMilliseconds == now + 10_000)
+        schedule.roundFinished(at: now, suspect: false, online: true, settings: settings)
+        #expect(schedule.nextDueMilliseconds == now + 30_000)
+        // A metered uplink (no liveness rounds) still backs off to its interval.
+        let metered = Configuration().probingSettings(for: "wwan0", kind: .wwan, metered: true)
+        #expect(metered.recheckIntervalMilliseconds == 1_200_000)
     }
 }

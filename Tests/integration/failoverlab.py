@@ -28,6 +28,15 @@ gateway whose traffic is forwarded and NATed out of the current primary:
     "ANDROID_METERED" as a phone hotspot sends it.
     (.N.M = 10.233.N.M/24)
 
+FailoverLab(delays={"eth0": 150}) puts a relay namespace between an uplink
+and its upstream: gw:eth0 is a veth to "dly-gw" in namespace role "rly1" (rlyN
+for 10.233.N), whose "dly-up" is a veth to the upstream's up-eth0, and
+delayrelay.py (AF_PACKET, stdlib Python) forwards every frame between the two
+after the given one-way delay in ms (150: a 300 ms round trip; netem is not
+needed). Addresses, routes and DNS stay as above; peer_of(iface) then names the
+relay's dly-gw (taking it down is carrier loss at gw, as without a relay). Labs
+that do not ask for delays are built exactly as before.
+
 FailoverLab(ipv6=True) adds IPv6 on every uplink: fd00:233:N::2/64 in gw, the
 router fd00:233:N::1, a static default route via it at the uplink's metric;
 2001:db8:80::80/128 on every upstream's loopback with a second inetserver.py on
@@ -63,6 +72,9 @@ What the tests and the benchmark use:
 - http_requests(iface) / probe_requests(iface): what each upstream's HTTP server
   logged; dns_queries(iface): what its dnsmasq logged.
 - lan_client(): starts lanclient.py in the LAN namespace (LanClient).
+- bursty_upload(): a UDP stream from the LAN host to 203.0.113.80:9000 (a
+  datagram every 50 ms) whose answers come in bursts every 2 s (udpburst.py:
+  a responder in every upstream, the sender in the LAN namespace; BurstyUpload).
 - agent_config(), agent_hooks(): an uplinkd configuration with nothing but the
   per-uplink DNS servers (the agent's defaults otherwise) and the shipped
   route-failover hook wired to the repository's hook library (its settings file:
@@ -90,6 +102,8 @@ from lab import (INTERNET_ADDR, NO_DAD, REPO_ROOT, Lab, LabError, missing_tools,
 HERE = Path(__file__).resolve().parent
 INETSERVER = HERE / "inetserver.py"
 LANCLIENT = HERE / "lanclient.py"
+DELAYRELAY = HERE / "delayrelay.py"
+UDPBURST = HERE / "udpburst.py"
 HOOKS = REPO_ROOT / "hooks"
 HOOK_LIB = HOOKS / "lib" / "uplinkd-hook.sh"
 
@@ -111,6 +125,10 @@ METERED_OPTION = "ANDROID_METERED"
 TOOLS = ("dnsmasq", "nft")
 # The built-in probes: name -> (host, path).
 BUILTIN = {name: (host, path) for name, (host, path, *_rest) in ENDPOINTS.items()}
+# FailoverLab(delays=): the relay namespace's ends of its two veths.
+RELAY_GW_END, RELAY_UP_END = "dly-gw", "dly-up"
+MAX_DELAY_MS = 5_000
+UDP_BURST_PORT = 9000
 COUNTER_KEYS = ("local_in", "local_out", "dns_in", "dns_out", "fwd_in", "fwd_out")
 
 # Debian's stock /etc/dhcp/dhclient.conf request list (without the options it
@@ -263,6 +281,34 @@ class LanClient:
         return [r for r in self.results(since, until) if not r.ok]
 
 
+class BurstyUpload:
+    """udpburst.py: a responder in every upstream (answering in bursts), the
+    sender in the LAN namespace; its log of replies parsed on demand."""
+
+    def __init__(self, lb: "FailoverLab", name: str, every: float, burst: int, period: float, size: int):
+        self.lab, self.log = lb, lb.dir / "logs" / f"{name}.log"
+        self.responders = [lb.procs.start_ready(
+            f"{name}-responder-{u.iface}", u.role,
+            [sys.executable, str(UDPBURST), "responder", "--bind", INTERNET_ADDR, "--port", str(UDP_BURST_PORT),
+             "--role", u.role, "--every", str(every), "--burst", str(burst)]) for u in lb.uplinks]
+        self.sender = lb.procs.start_ready(
+            f"{name}-sender", "lan",
+            [sys.executable, str(UDPBURST), "sender", "--target", INTERNET_ADDR, "--port", str(UDP_BURST_PORT),
+             "--period", str(period), "--size", str(size), "--log", str(self.log)])
+
+    def running(self) -> bool:
+        return self.sender.running() and all(p.running() for p in self.responders)
+
+    def stop(self):
+        for proc in [self.sender, *self.responders]:
+            self.lab.procs.stop(proc)
+
+    def replies(self, since: Optional[float] = None):
+        """(time, upstream role) of every reply the sender received (after `since`)."""
+        rows = [(float(f[0]), f[2]) for f in log_fields(self.log, 4) if f[1] == "reply"]
+        return [r for r in rows if since is None or r[0] >= since]
+
+
 class FailoverLab(Lab):
     """The topology above. Context manager; destroy() is idempotent.
 
@@ -271,14 +317,28 @@ class FailoverLab(Lab):
     metered_dhcp: those of them whose DHCP server sends option 43
     "ANDROID_METERED". The others have static addresses and routes.
     metrics: {iface: metric} of IPv4 default routes other than the class's
-    (100, 200, 300). ipv6: IPv6 on every (static) uplink, see the module doc."""
+    (100, 200, 300). ipv6: IPv6 on every (static) uplink, see the module doc.
+    delays: {iface: one-way delay in ms} through a relay namespace (module doc)."""
 
     roles = FAILOVER_ROLES
     uplinks = FAILOVER_UPLINKS
     namespace_sysctls = Lab.namespace_sysctls + NO_DAD
 
     def __init__(self, dhcp=(), metered_dhcp=(), wait_timeout: float = 40.0,
-                 metrics: Optional[dict] = None, ipv6: bool = False):
+                 metrics: Optional[dict] = None, ipv6: bool = False, delays: Optional[dict] = None):
+        delays = dict(delays or {})
+        by_iface = {u.iface: u for u in FAILOVER_UPLINKS}
+        unknown = set(delays) - set(by_iface)
+        if unknown:
+            raise ValueError(f"delays for interfaces the lab does not have: {sorted(unknown)}")
+        for iface, ms in delays.items():
+            if not isinstance(ms, int) or isinstance(ms, bool) or not 0 < ms <= MAX_DELAY_MS:
+                raise ValueError(f"delay of {iface}: {ms!r} is not a whole number of ms in 1..{MAX_DELAY_MS}")
+        self.delays = delays
+        # One relay namespace per delayed uplink (set before Lab names the namespaces).
+        self.relay_roles = {iface: f"rly{by_iface[iface].n}" for iface in sorted(delays)}
+        if self.relay_roles:
+            self.roles = FAILOVER_ROLES + tuple(self.relay_roles.values())
         super().__init__()
         self.dhcp = tuple(dhcp)
         self.metered_dhcp = tuple(metered_dhcp)
@@ -298,6 +358,7 @@ class FailoverLab(Lab):
         self.dnsmasq = {}                     # iface -> LabProcess
         self.http = {}                        # iface -> LabProcess
         self.http6 = {}                       # iface -> LabProcess (ipv6=True)
+        self.relays = {}                      # iface -> LabProcess (delays=)
         self.route_hook_conf = self.dir / "route-failover.conf"
         self.marks = {}                       # log sizes right after build
 
@@ -305,6 +366,7 @@ class FailoverLab(Lab):
     def _make(self):
         self._make_namespaces()
         self._make_uplinks()
+        self._start_relays()
         self._make_lan()
         self._make_nftables()
         self._start_dnsmasqs()
@@ -319,12 +381,41 @@ class FailoverLab(Lab):
         self.dnsmasq.clear()
         self.http.clear()
         self.http6.clear()
+        self.relays.clear()
 
     def _make_namespaces(self):
         super()._make_namespaces()
         if self.ipv6:
             for u in self.uplinks:
                 self.ip(u.role, "-6", "addr", "add", f"{INTERNET6_ADDR}/128", "dev", "lo", "nodad")
+
+    def _add_veth(self, u):
+        """Without a delay, Lab's veth straight to the upstream; with one, gw's end
+        is a veth to the relay namespace, and a second veth joins the relay to the
+        upstream (u.peer), both relay ends up, promiscuous, without IPv6 (the relay
+        namespace itself never sends a packet of its own)."""
+        relay = self.relay_roles.get(u.iface)
+        if relay is None:
+            super()._add_veth(u)
+            return
+        self._sysctl(relay, "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+        self.ip("gw", "link", "add", u.iface, "type", "veth", "peer", "name", RELAY_GW_END, "netns", self.ns[relay])
+        self.ip(relay, "link", "add", RELAY_UP_END, "type", "veth", "peer", "name", u.peer, "netns", self.ns[u.role])
+        for end in (RELAY_GW_END, RELAY_UP_END):
+            self.ip(relay, "link", "set", end, "promisc", "on", "up")
+
+    def peer_of(self, iface: str):
+        """(role, interface) of the far end of gw's veth: the relay's, for a delayed uplink."""
+        relay = self.relay_roles.get(iface)
+        return (relay, RELAY_GW_END) if relay else super().peer_of(iface)
+
+    def _start_relays(self):
+        for iface, relay in self.relay_roles.items():
+            self.wait_lower_up(RELAY_UP_END, True, role=relay)
+            self.relays[iface] = self.procs.start_ready(
+                f"delayrelay-{iface}", relay,
+                [sys.executable, str(DELAYRELAY), "--a", RELAY_GW_END, "--b", RELAY_UP_END,
+                 "--delay-ms", str(self.delays[iface]), "--log", str(self.dir / "logs" / f"delayrelay-{iface}.counts")])
 
     def _make_uplinks(self):
         for u in self.uplinks:
@@ -682,6 +773,11 @@ class FailoverLab(Lab):
 
     def lan_client(self, period=0.1, timeout=1.0, size=512, name="lanclient", concurrent=False) -> LanClient:
         return LanClient(self, self.dir / "logs" / f"{name}.log", period, timeout, size, concurrent)
+
+    def bursty_upload(self, every=2.0, burst=4, period=0.05, size=200, name="udpburst") -> BurstyUpload:
+        """A UDP upload from the LAN host (a `size`-byte datagram every `period` s)
+        answered only every `every` s, with `burst` datagrams at once (udpburst.py)."""
+        return BurstyUpload(self, name, every, burst, period, size)
 
     # -- the agent's configuration and hooks ------------------------------------------------
     def agent_config(self, interfaces: Optional[dict] = None, sections: Optional[dict] = None) -> str:

@@ -541,7 +541,7 @@ def test_queued_verdict_events_are_coalesced(fresh_lab, serve, agent, tmp_path):
 UPLINK_KEYS = {"interface", "kind", "verdict", "reason", "since", "portal_url", "families",
                "dns_source", "dns_per_uplink", "bytes_today", "budget_bytes", "budget_exhausted",
                "metered", "rtt_ms", "rtt_variation_ms", "loss_pct", "degraded", "flap_penalty",
-               "suppressed", "session_ends", "session_bytes_remaining"}
+               "suppressed", "session_ends", "session_bytes_remaining", "modem"}
 
 
 def test_status_while_running_and_after_term(lab, serve, agent):

@@ -1,4 +1,4 @@
-"""What the built binary links (no root, no lab).
+"""What the built binary links and loads (no root, no lab).
 
 Run: python3 -m pytest -v Tests/integration/test_binary.py
 The binary is $UPLINKD, or <repo>/.build/debug/uplinkd (run `swift build`).
@@ -39,3 +39,20 @@ def test_swift_regex_is_not_linked():
     found = sorted(n for n in names if any(module in n for module in REGEX_MODULES))
     assert not found, (f"{binary} uses Swift Regex's modules again ({len(found)} symbols; "
                        f"`swift demangle` names the call), e.g. {found[:5]}")
+
+
+# Loaded at first use instead (CSystemdShim, README "Dependencies and footprint"):
+# named in NEEDED, each library is loaded and relocated by every run of every
+# command, `uplinkd check` of an ethernet uplink included.
+LOADED_AT_FIRST_USE = ("libsystemd.so.0",)
+
+
+def test_libraries_loaded_at_first_use_are_not_needed_at_start():
+    if shutil.which("readelf") is None:
+        pytest.fail("readelf is not installed (binutils; bash .ci/setup installs it)")
+    binary = require_binary()
+    proc = subprocess.run(["readelf", "-d", str(binary)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    needed = [line.split("[", 1)[1].rstrip("]") for line in proc.stdout.splitlines() if "(NEEDED)" in line]
+    assert "libcurl.so.4" in needed, f"not a dynamic uplinkd? NEEDED: {needed}"
+    assert not set(needed) & set(LOADED_AT_FIRST_USE), f"{binary} names {set(needed) & set(LOADED_AT_FIRST_USE)} in NEEDED"

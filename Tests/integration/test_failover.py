@@ -104,7 +104,7 @@ def test_dead_backup_is_skipped(fresh_flab, agent):
     cut, wlan0 must be verified before promotion, found dead and skipped."""
     lb = fresh_flab
     client = lb.lan_client()
-    run = start(lb, agent, interfaces={"wlan0": {"interval": "5m"}})
+    run = start(lb, agent, interfaces={"wlan0": {"interval": "5m", "liveness-interval": "off"}})
     client.wait_flowing("eth")
     lb.cut("wlan0")
     # Let wlan0's last validation age past the "older than 5 s" verification rule.

@@ -5,8 +5,10 @@ through that uplink's own DNS server), DNS answers only the probe names, LAN
 traffic is forwarded and NATed out of the gateway's preferred route, the shipped
 route-failover hook (run by hand as the agent would) moves it through its rules
 and table 7077, a cut stops it with the carrier up while DNS keeps
-answering, the nftables counters count what they should, and a DHCP uplink's
-lease carries the hotspot's "ANDROID_METERED" option."""
+answering, the nftables counters count what they should, a DHCP uplink's
+lease carries the hotspot's "ANDROID_METERED" option, the delay relay makes a
+slow path (IPv4 and IPv6, carrier loss still reaching the gateway), and the
+bursty upload is answered in bursts."""
 
 import shutil
 import subprocess
@@ -248,3 +250,62 @@ def test_ipv6_and_metrics_options(failover_ok):
         finally:
             lb.mend_ipv6("eth0")
         assert lb.http_get("eth0", "/generate_204", address=failoverlab.INTERNET6_ADDR).get("status") == 204
+
+
+def test_delay_relay_makes_a_slow_path(failover_ok):
+    """FailoverLab(delays={"eth0": 150}): everything through eth0 (ARP, NDP, DNS,
+    HTTP, IPv4 and IPv6) crosses the relay with 150 ms each way, the other uplinks
+    do not; taking the relay's end down is carrier loss at gw."""
+    with FailoverLab(delays={"eth0": 150}, ipv6=True) as lb:
+        assert lb.peer_of("eth0") == ("rly1", failoverlab.RELAY_GW_END)
+        for address in (INTERNET_ADDR, failoverlab.INTERNET6_ADDR):
+            start = time.monotonic()
+            assert lb.http_get("eth0", "/generate_204", address=address, timeout=5).get("status") == 204
+            # A handshake, then the request and its answer: two round trips at least.
+            assert time.monotonic() - start >= 0.6, (address, time.monotonic() - start)
+        start = time.monotonic()
+        assert lb.dns_query("eth0", BUILTIN["google"][0], timeout=3).get("answers") == [INTERNET_ADDR]
+        assert time.monotonic() - start >= 0.3
+        assert lb.http_get("wlan0", "/generate_204").get("status") == 204
+        role, end = lb.peer_of("eth0")
+        lb.ip(role, "link", "set", end, "down")
+        lb.wait_lower_up("eth0", False)
+        lb.ip(role, "link", "set", end, "up")
+        lb.wait_lower_up("eth0", True)
+        assert lb.http_get("eth0", "/generate_204", timeout=5).get("status") == 204
+        assert lb.relays["eth0"].running()
+
+
+def test_labs_without_delays_have_no_relay(flab):
+    assert tuple(flab.ns) == failoverlab.FAILOVER_ROLES and not flab.relays
+    assert flab.peer_of("eth0") == ("eth", "up-eth0")
+    with pytest.raises(ValueError):
+        FailoverLab(delays={"eth9": 150})
+    with pytest.raises(ValueError):
+        FailoverLab(delays={"eth0": 0})
+
+
+def test_bursty_upload_is_answered_in_bursts(flab):
+    """A datagram out every 50 ms, a burst of 4 back every second (every=1.0 here),
+    through the primary eth0: many more packets leave than come back."""
+    before = flab.counters()["eth0"]
+    upload = flab.bursty_upload(every=1.0)
+    try:
+        deadline = time.monotonic() + 15
+        while len(upload.replies()) < 16:
+            assert upload.running() and time.monotonic() < deadline, upload.replies()
+            time.sleep(0.1)
+    finally:
+        upload.stop()
+    after = flab.counters()["eth0"]
+    replies = upload.replies()
+    assert {role for _t, role in replies} == {"eth"}
+    bursts = [[replies[0][0]]]
+    for t, _role in replies[1:]:
+        if t - bursts[-1][-1] > 0.5:
+            bursts.append([])
+        bursts[-1].append(t)
+    assert all(len(b) == 4 for b in bursts[:-1]), [len(b) for b in bursts]
+    assert len(bursts) >= 4
+    out_pkts, in_pkts = (after[k][0] - before[k][0] for k in ("fwd_out", "fwd_in"))
+    assert out_pkts >= 3 * in_pkts > 0, (out_pkts, in_pkts)

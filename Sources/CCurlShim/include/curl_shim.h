@@ -14,6 +14,10 @@ typedef int (*uplinkd_timer_callback)(CURLM *multi, long timeout_ms, void *user)
 typedef curl_socket_t (*uplinkd_open_socket_callback)(void *user, curlsocktype purpose, struct curl_sockaddr *address);
 typedef int (*uplinkd_close_socket_callback)(void *user, curl_socket_t fd);
 
+/* curl_global_init, with TLS (OpenSSL, libcurl's backend) set up in full only when
+ * tls_due is non-zero: without it the process must make no TLS connection. */
+CURLcode uplinkd_global_init(int tls_due);
+
 CURLcode uplinkd_easy_set_long(CURL *easy, CURLoption option, long value);
 CURLcode uplinkd_easy_set_string(CURL *easy, CURLoption option, const char *value);
 CURLcode uplinkd_easy_set_pointer(CURL *easy, CURLoption option, void *value);

@@ -1,7 +1,9 @@
 /*
  * The Linux system-call shim of uplinkd: the headers Swift's Glibc module map leaves
  * out (epoll, signalfd, eventfd), a typed wrapper for pidfd_open, which glibc 2.36
- * offers only through the variadic syscall(), and pipe2. Nothing here but forwarding.
+ * offers only through the variadic syscall(), and pipe2; and two helpers whose
+ * structs are awkward from Swift: a TCP socket's bytes at the IP level (TCP_INFO) and
+ * one datagram to a unix socket (sd_notify).
  */
 #ifndef UPLINKD_LINUX_SHIM_H
 #define UPLINKD_LINUX_SHIM_H

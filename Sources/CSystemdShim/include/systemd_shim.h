@@ -1,7 +1,9 @@
 /*
  * The sd-bus shim of uplinkd. sd-bus's calls are all non-variadic and Swift calls them
- * directly; this adds only what Swift cannot read from the headers: the type codes,
- * which are character macros, and the bus's next deadline as a delay from now.
+ * by their own names; systemd_shim.c defines those it uses, loading libsystemd when the
+ * system bus is first opened (see there). This adds what Swift cannot read from the
+ * headers: the type codes, which are character macros, and the bus's next deadline as
+ * a delay from now.
  */
 #ifndef UPLINKD_SYSTEMD_SHIM_H
 #define UPLINKD_SYSTEMD_SHIM_H

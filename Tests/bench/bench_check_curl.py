@@ -1,0 +1,166 @@
+"""`uplinkd check` beside the curl line a provisioning script would otherwise write
+(not a test: prints figures).
+
+    sudo python3 Tests/bench/bench_check_curl.py [PATH_TO_UPLINKD] [--pairs N] [--peaks N]
+
+In the namespace lab (lab.py: eth0's upstream a local HTTP server answering
+http://203.0.113.80/generate_204 with 204), from inside the gateway namespace:
+
+    uplinkd check eth0 --url http://203.0.113.80/generate_204 --expect-status 204
+    curl --interface eth0 http://203.0.113.80/generate_204
+
+- wall time: N alternating pairs (default 21; the first of a pair alternates
+  between the two, so both see the same conditions), each process started and
+  reaped by this script; the figure is the median of the per-pair ratios
+  (check / curl) beside each tool's median. The timing loop runs inside the
+  namespace (this script re-executes itself there), so `ip netns exec` costs
+  neither side anything.
+- peak resident set: the largest of N runs each (default 5) of GNU time's `%M`
+  (the child's VmHWM, from wait4). Not this script's own wait4: a child forked
+  from Python inherits Python's high-water mark across exec, which would be the
+  figure of the smaller program.
+
+Every run must succeed (check exit 0, curl exit 0 and HTTP 204 on a first
+look), or the benchmark stops with exit status 1. Targets (issue: `check` as
+fast and small as curl): ratio at most 1.2, peak at most 14 MiB; the last lines
+say whether they are met, without changing the exit status.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchstats import median, ms, p95
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "integration"))   # the lab
+import lab as labmod  # noqa: E402
+
+URL = "http://203.0.113.80/generate_204"
+IFACE = "eth0"
+GNU_TIME = "/usr/bin/time"
+TARGET_RATIO = 1.2
+TARGET_PEAK_KIB = 14 * 1024
+
+
+def argvs(binary, iface=IFACE, url=URL):
+    """(check argv, curl argv): the two command lines measured."""
+    return ([str(binary), "check", iface, "--url", url, "--expect-status", "204"],
+            ["curl", "--interface", iface, url])
+
+
+def run_once(argv):
+    """Wall seconds and exit status of one run, output discarded."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start, done.returncode
+
+
+def peak_kib(argv):
+    """VmHWM (KiB) of one run of argv, as GNU time reports it (%M)."""
+    done = subprocess.run([GNU_TIME, "-f", "%M", *argv], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{shlex.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
+    return int(done.stderr.strip().splitlines()[-1])
+
+
+def inner(args) -> int:
+    """The measurement itself, inside the gateway namespace; one JSON object out."""
+    check, curl = argvs(args.binary, args.iface, args.url)
+    first = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--interface", args.iface, args.url],
+                           capture_output=True, text=True)
+    if first.returncode != 0 or first.stdout != "204":
+        raise RuntimeError(f"curl: exit {first.returncode}, HTTP {first.stdout!r}: the lab server does not answer 204")
+    pairs = []
+    for k in range(args.pairs):
+        order = (check, curl) if k % 2 == 0 else (curl, check)
+        times = {}
+        for argv in order:
+            wall, status = run_once(argv)
+            if status != 0:
+                raise RuntimeError(f"{shlex.join(argv)} exited {status} (pair {k + 1})")
+            times[argv[0]] = wall
+        pairs.append((times[check[0]], times[curl[0]]))
+    peaks = {"check": [peak_kib(check) for _ in range(args.peaks)],
+             "curl": [peak_kib(curl) for _ in range(args.peaks)]}
+    json.dump({"pairs": pairs, "peaks": peaks}, sys.stdout)
+    return 0
+
+
+def kib_mib(kib):
+    return f"{kib / 1024:.1f} MiB ({kib} KiB)"
+
+
+def outer(args) -> int:
+    problem = labmod.preflight(args.binary, tools=("curl",))
+    if problem is None and not os.access(GNU_TIME, os.X_OK):
+        problem = f"{GNU_TIME} (GNU time, Debian package `time`) is needed for the peak resident set"
+    if problem is not None:
+        print(f"bench: {problem}", file=sys.stderr)
+        return 1
+    binary = str(Path(args.binary).resolve())
+    with labmod.Lab() as lb:
+        lb.serve("inet", "internet")
+        argv = lb.exec_argv("gw", [sys.executable, str(Path(__file__).resolve()), binary, "--inner",
+                                   "--pairs", str(args.pairs), "--peaks", str(args.peaks),
+                                   "--iface", args.iface, "--url", args.url])
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60 + 2 * args.pairs + args.peaks)
+    if done.returncode != 0:
+        print(f"bench: the measurement failed (exit {done.returncode}):\n{done.stderr}", file=sys.stderr)
+        return 1
+    result = json.loads(done.stdout)
+    check_t = [c for c, _ in result["pairs"]]
+    curl_t = [c for _, c in result["pairs"]]
+    ratio = median([c / k for c, k in result["pairs"]])
+    peak_check, peak_curl = max(result["peaks"]["check"]), max(result["peaks"]["curl"])
+    from bench_compare import header_lines, tool_versions   # the shared header of the lab benchmarks
+    version, curl_version, _ = tool_versions(binary)
+    check_argv, curl_argv = argvs("uplinkd", args.iface, args.url)
+    lines = header_lines("uplinkd check beside curl --interface (Tests/bench/bench_check_curl.py)",
+                         f"{version} ({binary}); curl: {curl_version}")
+    lines += [
+        f"- measured, inside the lab's gateway namespace: `{shlex.join(check_argv)}` and "
+        f"`{shlex.join(curl_argv)}` (the lab's local server)",
+        "",
+        "| figure | uplinkd check | curl --interface | check / curl |",
+        "|---|---|---|---|",
+        f"| wall time, median of {len(check_t)} alternating pairs | {ms(median(check_t)):.2f} ms "
+        f"| {ms(median(curl_t)):.2f} ms | {ratio:.2f} (median of the pairs' ratios) |",
+        f"| wall time, p95 | {ms(p95(check_t)):.2f} ms | {ms(p95(curl_t)):.2f} ms | – |",
+        f"| peak resident set (VmHWM), largest of {args.peaks} runs | {kib_mib(peak_check)} "
+        f"| {kib_mib(peak_curl)} | {peak_check / peak_curl:.2f} |",
+        "",
+        f"target: ratio <= {TARGET_RATIO}: {'met' if ratio <= TARGET_RATIO else 'NOT met'} ({ratio:.2f}); "
+        f"peak <= {TARGET_PEAK_KIB // 1024} MiB: {'met' if peak_check <= TARGET_PEAK_KIB else 'NOT met'} "
+        f"({peak_check / 1024:.1f} MiB)",
+    ]
+    print("\n".join(lines))
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("binary", nargs="?", default=str(labmod.uplinkd_path()))
+    ap.add_argument("--pairs", type=int, default=21, help="alternating pairs timed (21)")
+    ap.add_argument("--peaks", type=int, default=5, help="runs of each for the peak resident set (5)")
+    ap.add_argument("--iface", default=IFACE, help=argparse.SUPPRESS)
+    ap.add_argument("--url", default=URL, help=argparse.SUPPRESS)
+    ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.pairs < 1 or args.peaks < 1:
+        ap.error("--pairs and --peaks must be at least 1")
+    try:
+        return inner(args) if args.inner else outer(args)
+    except RuntimeError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
