@@ -81,21 +81,28 @@ public struct TrafficAccount: Sendable, Equatable {
         self.baseline = baseline
     }
 
-    /// Takes a reading; returns the IP bytes carried since the last one.
+    /// Takes a reading; returns the IP bytes carried since the last one. Each way on
+    /// its own: a veth's last word (its removal) reports what it received as zero
+    /// (those counters are its peer's, gone first) while what it sent has grown, and
+    /// taking that as a cleared device would count everything it sent again.
     public mutating func take(_ reading: CounterReading) -> ByteCounts {
         defer { baseline = reading }
         guard let previous = baseline else { return ByteCounts() }
         let sameDevice = previous.device == reading.device
-        let grown = reading.receivedBytes >= previous.receivedBytes && reading.transmittedBytes >= previous.transmittedBytes
-            && reading.receivedPackets >= previous.receivedPackets && reading.transmittedPackets >= previous.transmittedPackets
-        let since = sameDevice && grown ? previous : nil
+        let receivedGrown = reading.receivedBytes >= previous.receivedBytes
+            && reading.receivedPackets >= previous.receivedPackets
+        let transmittedGrown = reading.transmittedBytes >= previous.transmittedBytes
+            && reading.transmittedPackets >= previous.transmittedPackets
+        let receivedSince = sameDevice && receivedGrown ? previous : nil
+        let transmittedSince = sameDevice && transmittedGrown ? previous : nil
         return ByteCounts(
-            received: TrafficAccount.ipBytes(reading.receivedBytes - (since?.receivedBytes ?? 0),
-                                             packets: reading.receivedPackets - (since?.receivedPackets ?? 0),
+            received: TrafficAccount.ipBytes(reading.receivedBytes - (receivedSince?.receivedBytes ?? 0),
+                                             packets: reading.receivedPackets - (receivedSince?.receivedPackets ?? 0),
                                              headerBytes: reading.headerBytes),
-            transmitted: TrafficAccount.ipBytes(reading.transmittedBytes - (since?.transmittedBytes ?? 0),
-                                                packets: reading.transmittedPackets - (since?.transmittedPackets ?? 0),
-                                                headerBytes: reading.headerBytes))
+            transmitted: TrafficAccount.ipBytes(
+                reading.transmittedBytes - (transmittedSince?.transmittedBytes ?? 0),
+                packets: reading.transmittedPackets - (transmittedSince?.transmittedPackets ?? 0),
+                headerBytes: reading.headerBytes))
     }
 
     /// Link-layer bytes less each packet's header (never below zero: a counter that

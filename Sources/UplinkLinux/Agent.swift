@@ -218,8 +218,16 @@ public final class Agent {
             plans.timer = nil
             return
         }
+        let ledgers = core.planLedgers
+        let unbegun = wanted.filter { ledgers[$0] == nil }.subtracting(plans.baselineAsked)
+        plans.baselineAsked.formUnion(unbegun)
+        if !unbegun.isEmpty, let timer = plans.timer {
+            loop.cancel(timer)
+            plans.timer = nil
+        }
         guard plans.timer == nil else { return }
-        plans.timer = loop.schedule(afterMilliseconds: PlanKeeper.readingIntervalMilliseconds) { [weak self] in
+        let delay = unbegun.isEmpty ? PlanKeeper.readingIntervalMilliseconds : 0
+        plans.timer = loop.schedule(afterMilliseconds: delay) { [weak self] in
             guard let self, let plans = self.plans else { return }
             plans.timer = nil
             guard self.isRunning else { return }

@@ -12,6 +12,10 @@ final class PlanKeeper {
     let store: PlanStore?
     let counters: LinkCounting?
     var timer: EventLoop.TimerID?
+    /// Uplinks whose counting had not begun when the agent last scheduled a reading:
+    /// their baseline is taken at once, not a reading interval later, so what they
+    /// carry from the start on is counted even by an agent stopped within seconds.
+    var baselineAsked: Set<InterfaceName> = []
     private var lastSaveMilliseconds: Int
 
     init(store: PlanStore?, counters: LinkCounting?, nowMilliseconds: Int) {

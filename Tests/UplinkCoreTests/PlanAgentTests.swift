@@ -84,8 +84,16 @@ struct PlanCountingTests {
         var account = TrafficAccount()
         _ = account.take(reading(10_000, 10_000))
         // A driver cleared its statistics: what it counted since is new.
-        #expect(account.take(reading(50, 10_100)) == ByteCounts(received: 50, transmitted: 10_100))
-        #expect(account.take(reading(60, 10_100)) == ByteCounts(received: 10, transmitted: 0))
+        #expect(account.take(reading(50, 100)) == ByteCounts(received: 50, transmitted: 100))
+        #expect(account.take(reading(60, 100)) == ByteCounts(received: 10, transmitted: 0))
+    }
+
+    @Test func eachWayIsJudgedOnItsOwnSoAVethsLastWordCountsNothingTwice() {
+        var account = TrafficAccount()
+        _ = account.take(reading(10_000, 10_000))
+        // A veth's removal: what it received reads zero (its peer's counters, gone
+        // first), what it sent has grown by 300.
+        #expect(account.take(reading(0, 10_300)) == ByteCounts(received: 0, transmitted: 300))
     }
 
     @Test func aRestartGoesOnFromTheSavedBaselineWithoutCountingTwice() throws {

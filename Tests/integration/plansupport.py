@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from failoverlab import log_fields
+from failoverlab import NAT_TABLE, log_fields
 from lab import INTERNET_ADDR, LabError, tool
 
 HERE = Path(__file__).resolve().parent
@@ -74,6 +74,21 @@ def recreate(lb, iface: str):
     lb.ip("gw", "link", "set", iface, "up")
     lb.wait_lower_up(iface, True)
     lb.ip("gw", "-4", "route", "add", "default", "via", u.router, "dev", iface, "metric", str(u.metric))
+
+
+def quiet_link(lb, iface: str):
+    """Nothing on an uplink's wire but what a test sends: no IPv6 (router and
+    multicast listener messages) and permanent neighbour entries both ends (no ARP),
+    so its counters can be compared byte for byte with an agent's readings taken at
+    other moments. Again after the device is created anew."""
+    u = lb.uplink(iface)
+    mac = {}
+    for role, dev in (("gw", iface), (u.role, u.peer)):
+        subprocess.run(lb.exec_argv(role, ["sysctl", "-q", "-w", f"net.ipv6.conf.{dev}.disable_ipv6=1"]),
+                       check=True, timeout=10)
+        mac[role] = json.loads(lb.ip(role, "-j", "link", "show", "dev", dev).stdout)[0]["address"]
+    lb.ip("gw", "neigh", "replace", u.router, "lladdr", mac[u.role], "dev", iface, "nud", "permanent")
+    lb.ip(u.role, "neigh", "replace", u.address, "lladdr", mac["gw"], "dev", u.peer, "nud", "permanent")
 
 
 def fetch(lb, role: str, size: int, iface=None, timeout: float = 20.0) -> int:
@@ -149,3 +164,29 @@ class TcpFlows:
             if time.monotonic() >= deadline:
                 raise LabError(f"{what}: not within {timeout}s; last events: {events[-12:]}")
             time.sleep(0.05)
+
+
+def validate_sources(lb, iface: str):
+    """The upstream of `iface` drops what arrives from the gateway with a source
+    address not its own (source-address validation, BCP 38, as ISPs filter): a
+    connection NATed to another uplink's address whose packets the gateway now
+    routes out of `iface` is neither carried nor answered with a reset, as on the
+    real internet, where each uplink is a different provider."""
+    u = lb.uplink(iface)
+    subnet = u.router.rsplit(".", 1)[0] + ".0/24"
+    rules = (f"table ip plans_bcp38 {{\n  chain prerouting {{ type filter hook prerouting priority -300; policy accept;\n"
+             f"    iifname \"{u.peer}\" ip saddr != {subnet} drop\n  }}\n}}\n")
+    subprocess.run(lb.exec_argv(u.role, [tool("nft"), "-f", "-"]), input=rules, text=True, check=True, timeout=10)
+
+
+def snat_to_fixed_addresses(lb):
+    """The gateway's NAT as static SNAT to each uplink's address instead of
+    masquerade. Linux drops a masqueraded connection whose packets would leave
+    through another interface than the one it was NATed on (the next packet meets a
+    new entry), so behind masquerade a failback moves every flow by itself; with
+    SNAT (as many gateways configure it for static addresses) the entry stays, and
+    the flow's packets keep the backup's address after the failback."""
+    rules = [f"flush chain ip {NAT_TABLE} postrouting"]
+    rules += [f"add rule ip {NAT_TABLE} postrouting oifname \"{u.iface}\" snat to {u.address}" for u in lb.uplinks]
+    subprocess.run(lb.exec_argv("gw", [tool("nft"), "-f", "-"]), input="\n".join(rules) + "\n", text=True,
+                   check=True, timeout=10)
