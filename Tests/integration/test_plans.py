@@ -22,8 +22,11 @@ keeps the LAN's traffic flowing meanwhile) or while wwan0 is quiet.
   within 2 minutes.
 - Failback flush (FAILBACK_FLUSH=yes): a long-lived TCP connection from the LAN
   through wlan0 is reset at the failback to eth0, and its client's next connection
-  leaves through eth0; without the setting, the connection neither moves nor is
-  told (the test can fail).
+  leaves through eth0; without the setting, the connection is not told (only its
+  client's own timeout ends it) and its NAT entry to wlan0's address stays (the test
+  can fail). The gateway uses static SNAT here and eth0's upstream drops foreign
+  source addresses: behind masquerade Linux drops a flow whose packets change
+  interface by itself, and the lab's upstreams are separate islands.
 
 Run as root: sudo python3 -m pytest -v Tests/integration/test_plans.py
 """
