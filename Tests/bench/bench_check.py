@@ -2,10 +2,9 @@
 
     sudo python3 Tests/bench/bench_check.py [PATH_TO_UPLINKD] [--runs N]
 
-Prints: wall time of `check` beside `curl --interface` fetching the same URL
-(medians of N runs); the time to answer for a blackholed uplink at the default 5 s
-timeout. Memory is measured by bench_compare.py while a probe is in flight: wait4's
-ru_maxrss would report the Python parent's size, which exec keeps as the maximum.
+Prints: wall time of `check` with three probes in parallel (median of N runs);
+the time to answer for a blackholed uplink at the default 5 s timeout. One probe
+beside `curl --interface`, time and peak memory, is bench_check_curl.py's.
 """
 
 import argparse
@@ -53,7 +52,7 @@ def main() -> int:
     parser.add_argument("binary", nargs="?", default=str(labmod.uplinkd_path()))
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    problem = labmod.preflight(args.binary, tools=("curl",))
+    problem = labmod.preflight(args.binary)
     if problem is not None:
         print(f"bench: {problem}", file=sys.stderr)
         return 1
@@ -70,16 +69,6 @@ def measure(binary, runs) -> int:
         lab.serve("inet", "internet")
         lab.serve("portal", "portal-302")
         gw = lambda argv: lab.exec_argv("gw", argv)  # noqa: E731
-
-        check_one = gw([binary, "check", "eth0", "--url", URL])
-        curl_one = gw(["curl", "-s", "-o", "/dev/null", "--interface", "eth0", URL])
-        check_times, curl_times = [], []
-        for _ in range(runs):                  # interleaved: both see the same conditions
-            check_times += wall_times(check_one, 1)
-            curl_times += wall_times(curl_one, 1)
-        print(f"wall time, one URL through eth0 (median of {runs}): "
-              f"uplinkd check {ms(median(check_times)):.1f} ms, "
-              f"curl --interface {ms(median(curl_times)):.1f} ms")
 
         default_set = gw([binary, "check", "eth0",
                           "--url", URL, "--expect-status", "204",

@@ -22,6 +22,7 @@ the lab's CA (`[check] ca-file`), and has one IP-literal probe: nothing is asked
 outside the lab.
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -35,6 +36,18 @@ from agentrun import parse_state
 from labserver import BASE
 from lab import Lab, LabError, Uplink, missing_tools, run, tool
 from pytesthelp import fail, ok, require_binary, skip_or_fail
+
+
+@contextlib.contextmanager
+def web_mode(clab, mode):
+    """The lab's web server in `mode` for the block, back to "internet" after it
+    (the module's lab is shared: the next test must not find a portal)."""
+    clab.web.set_mode(mode)
+    try:
+        yield
+    finally:
+        clab.web.set_mode("internet")
+
 
 VENUE = "10.232.2.1"
 CLIENT = "10.232.2.2"
@@ -172,11 +185,8 @@ def test_the_lease_carries_the_api_uri(clab):
 def test_an_api_saying_captive_gives_capport_and_its_login_page(clab, tmp_path, web):
     """An https user-portal-url is the portal URL, whatever the probes heard."""
     clab.set_answer({"captive": True, "user-portal-url": LOGIN, "venue-info-url": f"https://{API_HOST}/venue"})
-    clab.web.set_mode(web)
-    try:
+    with web_mode(clab, web):
         rec, code, requests = check(clab, tmp_path)
-    finally:
-        clab.web.set_mode("internet")
     info = describe(rec, code, requests)
     assert (rec["verdict"], rec["reason"], rec["portal_url"], code) == ("captive", "capport", LOGIN, 1), info
     assert rec["families"]["ipv4"]["portal_url"] == LOGIN, info
@@ -195,11 +205,8 @@ def test_an_api_without_an_https_page_leaves_the_portal_url_to_the_probes(clab, 
     portal URL; the API's own URI (JSON, not a page) is never offered, and
     captive_portal_api says what the API answered and what was refused."""
     clab.set_answer(answer)
-    clab.web.set_mode("portal-302")
-    try:
+    with web_mode(clab, "portal-302"):
         rec, code, requests = check(clab, tmp_path)
-    finally:
-        clab.web.set_mode("internet")
     info = describe(rec, code, requests)
     assert (rec["verdict"], rec["reason"], rec["portal_url"], code) == ("captive", "capport", LOCATION, 1), info
     ipv4 = rec["families"]["ipv4"]
@@ -225,11 +232,8 @@ def test_an_api_saying_captive_with_no_page_and_no_portal_heard_offers_none(clab
 
 def test_an_api_saying_not_captive_is_no_proof_while_http_is_intercepted(clab, tmp_path):
     clab.set_answer({"captive": False})
-    clab.web.set_mode("portal-302")
-    try:
+    with web_mode(clab, "portal-302"):
         rec, code, requests = check(clab, tmp_path)
-    finally:
-        clab.web.set_mode("internet")
     info = describe(rec, code, requests)
     assert rec["verdict"] == "captive" and rec["reason"] == "redirect", info
     assert rec["captive_portal_api"]["captive"] is False and len(requests) == 1, info
@@ -299,8 +303,7 @@ def test_the_agent_state_file_and_hooks_get_the_probes_page(clab, tmp_path, agen
     """The agent decides the portal URL the same way: an http user-portal-url is
     refused, the probes' Location goes to the state file, `status` and the hooks."""
     clab.set_answer({"captive": True, "user-portal-url": HTTP_PAGE})
-    clab.web.set_mode("portal-302")
-    try:
+    with web_mode(clab, "portal-302"):
         run = agent(clab, config(clab))
         st = ok(run.wait_state, lambda s: s["uplinks"].get("wlan0", {}).get("verdict") == "captive", 20,
                 "wlan0 captive in the state file")
@@ -323,5 +326,3 @@ def test_the_agent_state_file_and_hooks_get_the_probes_page(clab, tmp_path, agen
         final = parse_state(run.state_text())
         if final["uplinks"]["wlan0"]["portal_url"] != LOCATION:
             fail(run, f"the final state keeps the portal URL: {final['uplinks']['wlan0']}")
-    finally:
-        clab.web.set_mode("internet")

@@ -76,7 +76,10 @@ def test_registration_lost_is_down_without_a_probe_and_back_after_one_round(fres
     # One full round decided it (its probes, every one of them once).
     decided = fresh_flab.probe_requests("wwan0")[back:]
     assert 1 <= len(decided) <= 5, decided
-    down = [e for e in run.events() if e.event == "verdict" and e.iface == "wwan0"]
+    # The state file is written before the hooks run: wait for the verdict hook read.
+    runs = run.wait_hooks([("verdict", "wwan0", "online", "validated")], 10, latest=True,
+                          what="wwan0's verdict hook back online")
+    down = [e for e in runs if e.event == "verdict" and e.iface == "wwan0"]
     assert [(e.previous, e.verdict, e.reason) for e in down[-2:]] == [
         ("online", "down", "modem-not-registered"), ("down", "online", "validated")]
 
@@ -108,7 +111,9 @@ def test_a_weak_signal_degrades_a_cellular_primary_which_hands_over(fresh_flab, 
     run.wait_state(lambda st: st["uplinks"]["wwan0"]["degraded"] == "yes", 20, "wwan0 degraded by its RSRP")
     assert wwan0(run)["rsrp_dbm"] == "-121"
     run.wait_state(lambda st: st["primary"] == "eth0", 20, "the primary handed over to eth0")
-    handover = [e for e in run.events() if e.event == "primary"][-1]
+    # The state file is written before the hooks run: wait for the primary hook read.
+    handover = [e for e in run.wait_hooks([("primary", "eth0")], 10, latest=True,
+                                          what="the primary hook for eth0") if e.event == "primary"][-1]
     assert (handover.previous_primary, handover.primary, handover.primary_reason) == ("wwan0", "eth0", "degraded")
 
 
