@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <time.h>
 
 /*
@@ -15,8 +16,7 @@
  * sd_bus_open_system() loads the library and resolves all of them, or none (then it
  * fails with -ELIBACC, as a bus that cannot be opened); the others are only ever
  * called with a bus or message that came from an opened bus. A function called from
- * Swift without a forwarder here fails to link. Everything runs on the one loop
- * thread.
+ * Swift without a forwarder here fails to link.
  */
 
 #define UPLINKD_SD_BUS_FUNCTIONS(X) \
@@ -35,19 +35,25 @@ static struct {
 #undef UPLINKD_POINTER
 } real;
 
-/* 1 once every function is resolved; the library stays loaded for the process. */
-static int loaded(void) {
-    static int state; /* 0 not tried, 1 loaded, -1 failed */
-    if (state != 0) return state > 0;
-    state = -1;
+/* Set once by load(): 1 when every function is resolved, else 0 (the library stays
+ * loaded for the process). pthread_once because the agent opens the bus on its loop
+ * thread but a test process may open it from several threads at once. */
+static int loaded_state;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void load(void) {
     void *library = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!library) return 0;
+    if (!library) return;
 #define UPLINKD_RESOLVE(name) \
-    if (!(real.name = (__typeof__(&name))dlsym(library, #name))) { dlclose(library); return 0; }
+    if (!(real.name = (__typeof__(&name))dlsym(library, #name))) { dlclose(library); return; }
     UPLINKD_SD_BUS_FUNCTIONS(UPLINKD_RESOLVE)
 #undef UPLINKD_RESOLVE
-    state = 1;
-    return 1;
+    loaded_state = 1;
+}
+
+static int loaded(void) {
+    pthread_once(&load_once, load);
+    return loaded_state;
 }
 
 int sd_bus_open_system(sd_bus **ret) {
