@@ -63,6 +63,12 @@ depends=$(cd "$shlib_dir" && dpkg-shlibdeps -O -e "$binary" 2>/dev/null | sed -n
 # sd-bus (ModemManager), which the binary loads when it first opens the system bus
 # instead of naming it in NEEDED.
 depends="$depends, iproute2, procps, libsystemd0"
+# Packed relative relocations (Package.swift) need glibc 2.36's loader; dpkg-shlibdeps
+# counts symbols only, so it misses that version.
+if readelf -V "$binary" | grep -q GLIBC_ABI_DT_RELR; then
+    depends=$(printf '%s' "$depends" | sed -E 's/libc6 \(>= [0-9.]+\)/libc6 (>= 2.36)/')
+    case "$depends" in *"libc6 (>= 2.36)"*) ;; *) depends="libc6 (>= 2.36), $depends" ;; esac
+fi
 
 installed_kib=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 sed -e "s/@VERSION@/$version-$revision/" -e "s/@ARCH@/$arch/" \
