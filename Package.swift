@@ -95,8 +95,20 @@ let package = Package(
             // (DT_RELR, glibc 2.36+; gold cannot write them, lld from the toolchain
             // can) they take 3.5 KiB: 480 KiB off the stripped binary, 1.4 MiB off the
             // resident set of every run.
+            //
+            // packaging/link holds two inputs of the link. `libstdc++.so`, a linker script
+            // found before the system's, links the Swift runtime's few C++ pieces from the
+            // static library (only a static Swift standard library asks for libstdc++):
+            // loading libstdc++.so.6 cost every run about 1 ms and 1.5 MiB. And
+            // `hot-functions.txt`, the functions one `check` runs (profile-hot-functions.py
+            // writes it), placed first in the text: scattered, they kept most of the 5.5 MiB
+            // of code resident through the kernel's mapping around each page touched.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic", "-use-ld=lld",
-                                           "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]
+                                           "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                                           "-L", "\(Context.packageDirectory)/packaging/link",
+                                           "-Xlinker",
+                                           "--symbol-ordering-file=\(Context.packageDirectory)/packaging/link/hot-functions.txt",
+                                           "-Xlinker", "--no-warn-symbol-ordering"])]
         ),
         // Builders shared by both test targets; not part of any product.
         .target(name: "UplinkTestSupport", dependencies: ["UplinkCore"], path: "Tests/UplinkTestSupport"),
