@@ -541,7 +541,7 @@ def test_queued_verdict_events_are_coalesced(fresh_lab, serve, agent, tmp_path):
 UPLINK_KEYS = {"interface", "kind", "verdict", "reason", "since", "portal_url", "families",
                "dns_source", "dns_per_uplink", "bytes_today", "budget_bytes", "budget_exhausted",
                "metered", "rtt_ms", "rtt_variation_ms", "loss_pct", "degraded", "flap_penalty",
-               "suppressed", "session_ends", "session_bytes_remaining", "modem"}
+               "suppressed", "session_ends", "session_bytes_remaining", "modem", "plan", "standby"}
 
 
 def test_status_while_running_and_after_term(lab, serve, agent):
@@ -571,6 +571,10 @@ def test_status_while_running_and_after_term(lab, serve, agent):
                       None, False, True)}
     if got != want:
         fail(run, f"status --json uplinks:\n  {got}\nexpected\n  {want}")
+    # No plan configured; a metered uplink waits warm, the others hot (the defaults).
+    standby = {n: (u["plan"], u["standby"]) for n, u in ups.items()}
+    if standby != {"eth0": (None, "hot"), "wlan0": (None, "hot"), "wwan0": (None, "warm")}:
+        fail(run, f"status --json plan and standby: {standby}")
     if not all(isinstance(u["bytes_today"], int) and isinstance(u["since"], int) for u in ups.values()):
         fail(run, f"bytes_today and since must be integers: {js}")
 
