@@ -14,11 +14,12 @@ stripped=$(mktemp)
 trap 'rm -f "$stripped" "$baseline_dir"/* 2>/dev/null; rmdir "$baseline_dir" 2>/dev/null || true' EXIT
 strip -o "$stripped" "$binary"
 
-# Baseline: an empty Swift program linked the same way, i.e. the runtime every
-# static Swift binary pays for.
+# Baseline: an empty Swift program linked the same way (lld, packed relocations,
+# libstdc++ static: Package.swift), i.e. the runtime every static Swift binary pays for.
 baseline_dir=$(mktemp -d)
 echo 'print("x")' > "$baseline_dir/main.swift"
-swiftc -O -static-stdlib "$baseline_dir/main.swift" -o "$baseline_dir/hello" 2>/dev/null
+swiftc -O -static-stdlib -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -L "$PWD/packaging/link" \
+    "$baseline_dir/main.swift" -o "$baseline_dir/hello" 2>/dev/null
 strip "$baseline_dir/hello"
 
 size_of() { stat -c %s "$1"; }
