@@ -85,7 +85,7 @@ extension AgentCore {
         for facts in modems where modemRecords[facts.equipmentID, default: ModemRecord()].update(facts, now: at) {
             answered.insert(facts.equipmentID)
         }
-        var actions = observeModemUplinks(now: now)
+        let actions = observeModemUplinks(now: now)
         // A recovery step connected the modem again: whatever the uplink's probes said
         // before, a full round now says whether data flows, and decides alone.
         for name in uplinks.keys.sorted() {

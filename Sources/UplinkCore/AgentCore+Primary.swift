@@ -90,6 +90,7 @@ extension AgentCore {
         let cap = capRole(of: uplink)
         candidate.lastResort = cap.lastResort
         candidate.excluded = candidate.excluded || cap.excluded
+        candidate.cappedOut = cap.excluded
         standbyCandidate(&candidate, uplink)
         return candidate
     }

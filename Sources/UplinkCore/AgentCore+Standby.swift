@@ -44,9 +44,12 @@ extension AgentCore {
     }
 
     /// Whether another uplink, online, carries what `name` would: `name` is neither the
-    /// primary nor a family's primary.
+    /// primary nor a family's primary. A primary over its plan as the last resort does
+    /// not count: it is to hand over as soon as another uplink is online, so a cold
+    /// backup must be probed (and its bearer connected) to become that uplink.
     func isStandingBy(_ name: InterfaceName) -> Bool {
-        guard let primary = selector.primary, primary != name, uplinks[primary]?.isOnline == true else { return false }
+        guard let primary = selector.primary, primary != name, let carrier = uplinks[primary], carrier.isOnline,
+              !capRole(of: carrier).lastResort else { return false }
         return !familyPrimaries.values.contains(name)
     }
 
@@ -77,15 +80,23 @@ extension AgentCore {
     mutating func standbyBearerSteps(now: Instant) -> [Action] {
         let at = now.monotonicMilliseconds
         var actions: [Action] = []
-        var givenUp: [ObservedUplink] = []
+        // Uplinks whose modem's word changes meaning: a bearer given up, or one found
+        // down that is now the agent's to keep down.
+        var rejudged: [ObservedUplink] = []
         for name in uplinks.keys.sorted() {
             guard let uplink = uplinks[name], let id = modemID(for: name), var record = modemRecords[id] else { continue }
             let connected = record.facts?.bearers.contains(where: \.connected) ?? false
             switch record.standby {
             case .none:
-                guard wantsParked(uplink), connected else { continue }
+                guard wantsParked(uplink), record.facts != nil else { continue }
                 record.standby = .parked
-                actions.append(.standbyBearer(equipmentID: id, connected: false))
+                if connected {
+                    actions.append(.standbyBearer(equipmentID: id, connected: false))
+                } else {
+                    // Already down (parked by an agent before a restart): kept down, not
+                    // dialled again by the recovery ladder only to be parked once more.
+                    rejudged.append(uplink.observed)
+                }
             case .parked:
                 guard !wantsParked(uplink) else { continue }
                 record.standby = .unparking(sinceMilliseconds: at)
@@ -94,12 +105,18 @@ extension AgentCore {
                 guard connected || at - since >= AgentCore.bearerConnectMilliseconds else { continue }
                 record.standby = .none
                 // Given up: the modem's own word (bearer-disconnected) stands from now.
-                if !connected { givenUp.append(uplink.observed) }
+                if !connected { rejudged.append(uplink.observed) }
             }
             modemRecords[id] = record
         }
-        for observed in givenUp { actions += observe(observed, events: [], now: now) }
+        for observed in rejudged { actions += observe(observed, events: [], now: now) }
         return actions
+    }
+
+    /// Modems whose bearer the agent keeps down: connected again when the agent stops,
+    /// so a backup never stays offline because its agent went away.
+    public var parkedBearers: [String] {
+        modemRecords.filter { $0.value.standby == .parked }.keys.sorted()
     }
 
     /// When a bearer must be parked or unparked (at once: the decision was made while
@@ -110,7 +127,7 @@ extension AgentCore {
             guard let id = modemID(for: uplink.name), let record = modemRecords[id] else { continue }
             let connected = record.facts?.bearers.contains(where: \.connected) ?? false
             switch record.standby {
-            case .none where wantsParked(uplink) && connected: wakes.append(latestMilliseconds)
+            case .none where wantsParked(uplink) && record.facts != nil: wakes.append(latestMilliseconds)
             case .parked where !wantsParked(uplink): wakes.append(latestMilliseconds)
             case .unparking(let since) where !connected: wakes.append(since + AgentCore.bearerConnectMilliseconds)
             default: break

@@ -71,10 +71,15 @@ public enum PlanFileFormat {
         return ledgers
     }
 
+    /// What a cycle's count can hold: 2^56 bytes (64 PiB) is no cycle's traffic, and
+    /// the sums and percentages made of it cannot overflow (a file altered to say more
+    /// would otherwise trap the agent at every start).
+    static let countedBytes = 0...(1 << 56)
+
     static func plan(_ fields: [String], line: Int) throws(DecodeError) -> (InterfaceName, PlanLedger) {
         guard fields.count >= 13, let name = InterfaceName(fields[1]), let start = Int(fields[2]),
-              StateFileFormat.validTimes.contains(start), let received = Int(fields[3]), received >= 0,
-              let sent = Int(fields[4]), sent >= 0 else {
+              StateFileFormat.validTimes.contains(start), let received = Int(fields[3]),
+              countedBytes.contains(received), let sent = Int(fields[4]), countedBytes.contains(sent) else {
             throw DecodeError(line: line, message: "malformed plan line")
         }
         var marks: [Int] = []

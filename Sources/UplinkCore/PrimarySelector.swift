@@ -59,6 +59,9 @@ public struct PrimarySelector: Sendable, Equatable {
         /// Its data plan is used up (`at-cap = last-resort`): primary only while no other
         /// uplink is online.
         public var lastResort = false
+        /// Its data plan is used up and `at-cap = down`: excluded (set with `excluded`),
+        /// so a primary leaving for that reason hands over as `capped`, not `lost`.
+        public var cappedOut = false
 
         public init(name: InterfaceName, kind: InterfaceKind, verdict: Verdict, onlineSinceMilliseconds: Int,
                     recovered: Bool = true, fresh: Bool = true, excluded: Bool = false) {
@@ -96,6 +99,9 @@ public struct PrimarySelector: Sendable, Equatable {
         let online = candidates.filter { $0.verdict == .online && !$0.excluded }
             .sorted { (rank($0), $0.name) < (rank($1), $1.name) }
         let previous = primary
+        // A primary still online but over its plan (`at-cap = down`) was not lost.
+        let leftReason: PrimaryChangeReason = candidates.contains { $0.name == previous && $0.cappedOut && $0.verdict == .online }
+            ? .capped : .lost
         guard let current = online.first(where: { $0.name == primary }) else {
             // The primary is gone or failed: the best online uplink takes over at once
             // if it is fresh (a suppressed one only when nothing else is online); a
@@ -105,7 +111,7 @@ public struct PrimarySelector: Sendable, Equatable {
             let usable = online.filter { !$0.suppressed && !$0.lastResort }
             guard let best = usable.first ?? online.first(where: { !$0.lastResort }) ?? online.first else {
                 primary = nil
-                if previous != nil { changeReason = .lost }
+                if previous != nil { changeReason = leftReason }
                 return previous != nil
             }
             guard best.fresh else {
@@ -115,7 +121,7 @@ public struct PrimarySelector: Sendable, Equatable {
             if !best.suppressed { passedOverSuppressed = online.prefix { $0.suppressed }.map(\.name) }
             primary = best.name
             if previous != nil {
-                changeReason = .lost
+                changeReason = leftReason
             } else {
                 // No primary before: the first one, or one back after every uplink failed.
                 changeReason = best.recovered ? .recovered : .start

@@ -24,6 +24,8 @@ public struct CounterReading: Sendable, Equatable {
     /// devices: veth, USB tethering, a modem's ECM or MBIM network device in Ethernet
     /// mode; 0 on raw-IP ones: wwan in raw-IP mode, PPP, tun). Carriers bill IP packets.
     public var headerBytes: Int
+    /// The kernel's last word on a removed device (RTM_DELLINK), not a dump's reading.
+    public var isRemoval = false
 
     public init(device: DeviceIdentity, receivedBytes: UInt64, transmittedBytes: UInt64, receivedPackets: UInt64,
                 transmittedPackets: UInt64, headerBytes: Int) {
@@ -74,21 +76,37 @@ public struct ByteCounts: Sendable, Equatable {
 ///   from zero, as for a new device.
 /// - No baseline (counting just began): nothing, only the baseline is taken: what the
 ///   device carried before the plan was configured is not this plan's.
+/// - The removal of a device already replaced (read after its successor's first
+///   reading): nothing, and the baseline stays: its counts up to its last reading were taken,
+///   and taking it now as "another device" would count its whole life again, then
+///   its successor's.
 public struct TrafficAccount: Sendable, Equatable {
     public private(set) var baseline: CounterReading?
+    /// Devices the baseline moved away from (the last few; not persisted: a late
+    /// removal does not outlive the agent that read its successor).
+    private var replaced: [DeviceIdentity] = []
 
     public init(baseline: CounterReading? = nil) {
         self.baseline = baseline
     }
+
+    public static func == (a: TrafficAccount, b: TrafficAccount) -> Bool { a.baseline == b.baseline }
 
     /// Takes a reading; returns the IP bytes carried since the last one. Each way on
     /// its own: a veth's last word (its removal) reports what it received as zero
     /// (those counters are its peer's, gone first) while what it sent has grown, and
     /// taking that as a cleared device would count everything it sent again.
     public mutating func take(_ reading: CounterReading) -> ByteCounts {
-        defer { baseline = reading }
-        guard let previous = baseline else { return ByteCounts() }
+        guard let previous = baseline else {
+            baseline = reading
+            return ByteCounts()
+        }
         let sameDevice = previous.device == reading.device
+        if !sameDevice {
+            if reading.isRemoval && replaced.contains(reading.device) { return ByteCounts() }
+            replaced = Array((replaced + [previous.device]).suffix(4))
+        }
+        baseline = reading
         let receivedGrown = reading.receivedBytes >= previous.receivedBytes
             && reading.receivedPackets >= previous.receivedPackets
         let transmittedGrown = reading.transmittedBytes >= previous.transmittedBytes

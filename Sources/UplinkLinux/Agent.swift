@@ -415,6 +415,9 @@ public final class Agent {
         life = .stopping
         notifier?.stopping()
         Log.notice("stopping (\(reason)); letting a running hook finish")
+        // Sent now, flushed when the bus closes after the loop: ModemManager dials on
+        // after we are gone.
+        for id in core.parkedBearers { modems?.setBearer(id, connected: true) }
         if let wakeTimer { loop.cancel(wakeTimer) }
         wakeTimer = nil
         if let sampleTimer { loop.cancel(sampleTimer.id) }

@@ -65,7 +65,8 @@ public final class NetlinkLinkCounters: LinkCounting {
     private static let trampoline: nl_recvmsg_msg_cb_t = { message, user in
         guard let message, let user, let header = nlmsg_hdr(message) else { return Int32(NL_SKIP.rawValue) }
         let counters = Unmanaged<NetlinkLinkCounters>.fromOpaque(user).takeUnretainedValue()
-        if header.pointee.nlmsg_type == UInt16(RTM_DELLINK), let parsed = counters.parse(header) {
+        if header.pointee.nlmsg_type == UInt16(RTM_DELLINK), var parsed = counters.parse(header) {
+            parsed.1.isRemoval = true
             counters.removed.append(parsed)
         }
         return Int32(NL_OK.rawValue)

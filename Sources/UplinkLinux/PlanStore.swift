@@ -16,6 +16,8 @@ public final class PlanStore {
     /// Something was read or written: an empty set of plans must be written too.
     private var inUse = false
     private var lastError: String?
+    /// A file that could not be read nor set aside: never replaced.
+    private var readOnly = false
 
     public init(path: String) {
         self.path = path
@@ -24,15 +26,17 @@ public final class PlanStore {
     public var requestPath: String { path + ".reset" }
 
     /// Removes temporary files of agents killed mid-write, then reads the plans. A file
-    /// that cannot be read as plans is set aside (`PATH.bad`) with a warning, and
-    /// counting starts afresh: never a reason not to run.
+    /// that cannot be read as plans (malformed, too large, unreadable) is set aside
+    /// (`PATH.bad`, or `PATH.bad.N` when that is taken) with a warning, and counting
+    /// starts afresh: never a reason not to run. When it cannot even be set aside, the
+    /// store writes nothing, so what it held is never overwritten.
     public func load() -> [InterfaceName: PlanLedger] {
         try? AtomicFile.prepare(path, what: "plan file")
         let bytes: [UInt8]
         do {
             bytes = try SmallFile.readAll(path, limit: 1 << 20)
         } catch {
-            if error.errno != ENOENT { Log.warning("cannot read the plan file: \(error); data plans start from zero") }
+            if error.errno != ENOENT { setAside(because: "cannot read it (\(error))") }
             return [:]
         }
         do {
@@ -41,10 +45,20 @@ public final class PlanStore {
             Log.info("data plans read from \(path): \(ledgers.keys.sorted().map(\.value).joined(separator: " "))")
             return ledgers
         } catch {
-            let aside = path + ".bad"
-            rename(path, aside)
-            Log.warning("plan file \(path): \(error); kept as \(aside), data plans start from zero")
+            setAside(because: "\(error)")
             return [:]
+        }
+    }
+
+    private func setAside(because reason: String) {
+        let names = [path + ".bad"] + (1...9).map { "\(path).bad.\($0)" }
+        let aside = names.first { !SmallFile.exists($0) } ?? names[names.count - 1]
+        if rename(path, aside) == 0 {
+            Log.warning("plan file \(path): \(reason); kept as \(aside), data plans start from zero")
+        } else {
+            readOnly = true
+            Log.warning("plan file \(path): \(reason), and it cannot be set aside (\(SystemError("rename"))): "
+                        + "data plans start from zero and are not saved until it is removed")
         }
     }
 
@@ -64,6 +78,8 @@ public final class PlanStore {
 
     /// Replaces the file with these plans.
     public func write(_ ledgers: [InterfaceName: PlanLedger], wallSeconds: Int) throws(SystemError) {
+        // The file there could not be read nor set aside: what it holds is kept.
+        if readOnly { throw SystemError("not replacing \(path), which could not be read", errno: EPERM) }
         try AtomicFile.replace(path, with: PlanFileFormat.encode(ledgers, writtenWallSeconds: wallSeconds))
         inUse = true
     }

@@ -124,7 +124,7 @@ enum PlanCommand {
         guard let configuration = loadConfigurationOrReport(explicitPath: configPath) else { return ExitStatus.configuration }
         let store = PlanStore(path: configuration.agent.plans.path)
         let state = try? StateFileReader.read(statePath)
-        guard let state, state.writtenByRunningAgent(processExists: ProcessTable.exists) else {
+        guard let state, state.writtenByRunningAgent(processExists: ProcessTable.isUplinkd) else {
             return resetFile(name, store: store)
         }
         guard state.uplinks.first(where: { $0.interface == name })?.plan != nil else {

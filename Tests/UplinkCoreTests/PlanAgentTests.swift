@@ -139,6 +139,21 @@ struct PlanCountingTests {
         #expect(d.plan(wwan0)?.usedBytes == 8_000 + 2_000 + 500)
     }
 
+    /// The old device's removal was still queued when a dump read its successor: its
+    /// last word comes late and must count neither its life nor its successor's again.
+    @Test func aRemovalReadAfterItsSuccessorCountsNothingTwice() {
+        var d = CoreDriver(plannedConfiguration(limit: 10_000_000))
+        d.links([uplink(eth0, index: 2, kind: .ethernet), uplink(wwan0, index: 3, kind: .wwan)])
+        d.answerAll()
+        d.counters([wwan0: reading(1_000, 1_000, index: 3)])
+        d.counters([wwan0: reading(400, 100, index: 7)])          // the new device, from zero
+        var late = reading(9_000, 3_000, index: 3)
+        late.isRemoval = true
+        d.counters([wwan0: late])
+        d.counters([wwan0: reading(600, 300, index: 7)])
+        #expect(d.plan(wwan0)?.usedBytes == 500 + 400)
+    }
+
     @Test func thePlanFileKeepsEverythingACountNeeds() throws {
         var ledger = PlanLedger(cycleStartWallSeconds: 1_799_712_000, used: ByteCounts(received: 81_234_567, transmitted: 9_876_543),
                                 marksTold: [75], account: TrafficAccount(baseline: reading(90_234_567, 10_876_543, packets: 7,
@@ -150,7 +165,9 @@ struct PlanCountingTests {
         #expect(back[wwan0]?.used == ledger.used && back[wwan0]?.marksTold == [75] && back[wwan0]?.account == ledger.account)
         #expect(back[eth0]?.account.baseline == nil)
         ledger.marksTold = []
-        for bad in ["plan wwan0 x 1 2 - - - - - - - -", "plan wwan0 1 1 2 101 - - - - - - -", "plan wwan0 1 1 2 - b@d 1 1 1 1 1 0"] {
+        for bad in ["plan wwan0 x 1 2 - - - - - - - -", "plan wwan0 1 1 2 101 - - - - - - -", "plan wwan0 1 1 2 - b@d 1 1 1 1 1 0",
+                    // Counts no cycle holds: their sums would overflow and trap the agent.
+                    "plan wwan0 1 \(Int.max) 2 - - - - - - - -", "plan wwan0 1 1 \((1 << 56) + 1) - - - - - - - -"] {
             #expect(throws: PlanFileFormat.DecodeError.self) { try PlanFileFormat.decode("format 1\n\(bad)\n") }
         }
         #expect(throws: PlanFileFormat.DecodeError.self) { try PlanFileFormat.decode("plan wwan0 1 1 2 - - - - - - - -\n") }
@@ -313,6 +330,25 @@ struct PlanCapTests {
         d.advance(to: d.now + 120_000)
         #expect(d.core.primary == nil)
         #expect(d.core.verdict(of: wwan0)?.verdict == .online)
+    }
+
+    /// wwan0 primary (preferred over wlan0) runs out under `at-cap = down`: it hands over
+    /// to wlan0 as `capped`, which tells the route hook to flush as for a failback.
+    @Test func aPrimaryThatReachesItsCapUnderDownHandsOverAsCapped() {
+        var d = CoreDriver(plannedConfiguration(limit: 1_000_000, atCap: .down) { c in
+            c.agent.priority = [.interface(eth0), .interface(wwan0), .interface(wlan0)]
+        })
+        d.links([uplink(eth0, index: 2, kind: .ethernet), uplink(wlan0, index: 4, kind: .wifi), uplink(wwan0, index: 3, kind: .wwan)])
+        d.dead.insert(eth0)
+        d.answerAll()
+        d.advance(to: 60_000)
+        #expect(d.core.primary == wwan0)
+        d.counters([wwan0: reading(0, 0)])
+        d.counters([wwan0: reading(1_000_000, 0)])
+        d.advance(to: d.now + 1_000)
+        #expect(d.core.primary == wlan0)
+        let handover = d.hooks.last { $0.kind == .primary }
+        #expect(handover?.previousPrimary == wwan0 && handover?.primaryReason == .capped)
     }
 
     @Test func aNewCycleLiftsTheCap() {
@@ -478,6 +514,7 @@ struct BearerStandbyTests {
         #expect(d.core.primary == eth0)
         #expect(d.bearerSteps.map { $0.connected } == [false])
         #expect(d.bearerSteps.first?.equipmentID == id)
+        #expect(d.core.parkedBearers == [id], "a stop would connect it again")
         // ModemManager: registered, the bearer down.
         d.modems([modem(.registered, bearerConnected: false)])
         #expect(d.core.verdict(of: wwan0)?.verdict == .down && d.core.verdict(of: wwan0)?.reason == .standby)
@@ -491,12 +528,67 @@ struct BearerStandbyTests {
         d.dead.insert(eth0)
         d.advance(to: d.now + 20_000)
         #expect(d.bearerSteps.map { $0.connected } == [false, true])
+        #expect(d.core.parkedBearers.isEmpty)
         #expect(d.core.primary == eth0, "the old choice stands while the bearer connects")
         d.modems([modem()])
         d.answerAll()
         d.advance(to: d.now + 1_000)
         #expect(d.core.primary == wwan0)
         #expect(d.primaryChanges.suffix(1) == [wwan0])
+    }
+
+    /// eth0 with a plan used up (last resort) stays primary while it is the only
+    /// uplink online; a cold wwan0 parked behind it must come up and take over.
+    @Test func aPrimaryAtItsCapDoesNotKeepAColdBackupParked() {
+        var d = CoreDriver(CoreDriver.configuration { c in
+            var eth = InterfaceSettings()
+            eth.probing.metering.plan = .bytes(1_000_000)
+            eth.probing.metering.atCap = .lastResort
+            c.interfaces[eth0] = eth
+            var wwan = InterfaceSettings()
+            wwan.probing.metering.standby = .cold
+            wwan.probing.metering.standbyBearer = .disconnected
+            c.interfaces[wwan0] = wwan
+        })
+        d.modems([modem()])
+        d.links([uplink(eth0, index: 2, kind: .ethernet), uplink(wwan0, index: 3, kind: .wwan)])
+        d.answerAll()
+        d.advance(to: 5_000)
+        #expect(d.core.primary == eth0 && d.bearerSteps.map { $0.connected } == [false])
+        d.modems([modem(.registered, bearerConnected: false)])
+        #expect(d.core.verdict(of: wwan0)?.reason == .standby)
+        // eth0's plan runs out: it may stay primary only while nothing else is online.
+        d.counters([eth0: reading(0, 0, index: 2)])
+        d.counters([eth0: reading(1_000_000, 0, index: 2)])
+        #expect(d.plan(eth0)?.capped == true)
+        d.advance(to: d.now + 1_000)
+        #expect(d.bearerSteps.map { $0.connected } == [false, true], "the parked bearer is connected again")
+        d.modems([modem()])
+        d.answerAll()
+        d.advance(to: d.now + 60_000)
+        #expect(d.core.primary == wwan0)
+        let handover = d.hooks.last { $0.kind == .primary }
+        #expect(handover?.previousPrimary == eth0 && handover?.primaryReason == .capped)
+    }
+
+    /// An agent restarted while the bearer it parked is down: the bearer is kept down
+    /// (standby), not dialled by the recovery ladder only to be parked again, and a stop
+    /// names it to be connected again.
+    @Test func aBearerFoundDownWhileTheBackupWaitsIsTakenAsParked() {
+        var d = CoreDriver(CoreDriver.configuration { c in
+            var wwan = InterfaceSettings()
+            wwan.probing.metering.standby = .cold
+            wwan.probing.metering.standbyBearer = .disconnected
+            c.interfaces[wwan0] = wwan
+        })
+        d.modems([modem(.registered, bearerConnected: false)])
+        d.links([uplink(eth0, index: 2, kind: .ethernet), uplink(wwan0, index: 3, kind: .wwan)])
+        d.answerAll()
+        d.advance(to: 3_600_000)
+        #expect(d.core.primary == eth0)
+        #expect(d.bearerSteps.isEmpty && d.recoveries.isEmpty, "nothing dialled, nothing recovered")
+        #expect(d.core.verdict(of: wwan0)?.reason == .standby)
+        #expect(d.core.parkedBearers == ["861234567890128"])
     }
 
     @Test func aBearerThatDoesNotComeUpIsGivenUpToTheModemsWord() {

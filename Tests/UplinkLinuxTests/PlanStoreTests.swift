@@ -38,6 +38,28 @@ struct PlanStoreTests {
         #expect(!SmallFile.exists("\(directory.path)/plans"))
     }
 
+    @Test func aFileTooLargeToReadIsSetAsideBesideAnEarlierOneAndNeverOverwritten() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try directory.write("plans.bad", "an earlier broken file\n")
+        try directory.write("plans", "format 1\n" + String(repeating: "# padding\n", count: 120_000))
+        let store = PlanStore(path: "\(directory.path)/plans")
+        #expect(store.load().isEmpty)
+        #expect(SmallFile.read("\(directory.path)/plans.bad", limit: 100) == "an earlier broken file\n")
+        #expect((SmallFile.read("\(directory.path)/plans.bad.1", limit: 2 << 20)?.count ?? 0) > 1 << 20)
+        // Counting starts afresh in a new file.
+        store.save(["wwan0": Self.ledger], wallSeconds: 1_800_000_100)
+        #expect(PlanStore(path: "\(directory.path)/plans").load() == ["wwan0": Self.ledger])
+    }
+
+    /// `plan --reset` signals the pid a state file names only when that pid is an
+    /// uplinkd: this test process is one by name (uplinkdPackageTests), pid 1 is not.
+    @Test func onlyAnUplinkdProcessCountsAsTheRunningAgent() {
+        #expect(ProcessTable.isUplinkd(Int(getpid())))
+        #expect(ProcessTable.exists(1) && !ProcessTable.isUplinkd(1))
+        #expect(!ProcessTable.isUplinkd(0) && !ProcessTable.isUplinkd(Int(Int32.max)))
+    }
+
     @Test func resetRequestsAreTakenOnceEach() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
