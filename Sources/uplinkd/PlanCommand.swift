@@ -125,6 +125,13 @@ enum PlanCommand {
         let store = PlanStore(path: configuration.agent.plans.path)
         let state = try? StateFileReader.read(statePath)
         guard let state, state.writtenByRunningAgent(processExists: ProcessTable.isUplinkd) else {
+            // No agent to ask: the configuration says whether the uplink has a plan.
+            let kind = SysfsKindReader().kind(of: name, configured: configuration.configuredKind(of: name))
+            guard [false, true].contains(where: { configuration.probingSettings(for: name, kind: kind, metered: $0).metering.plan != nil })
+            else {
+                printError("plan --reset: \(name) has no data plan in the configuration")
+                return 1
+            }
             return resetFile(name, store: store)
         }
         guard state.uplinks.first(where: { $0.interface == name })?.plan != nil else {

@@ -20,6 +20,9 @@ keeps the LAN's traffic flowing meanwhile) or while wwan0 is quiet.
   down meanwhile and connects it for the failover.
 - wwan0 primary (eth0 and wlan0 cut), the LAN idle: its upstream cut is found
   within 2 minutes.
+- Billing cycles follow the agent's local time (TZ=Europe/Berlin: the cycle runs
+  from Berlin's midnight on the 1st to the next month's); without a running agent
+  `plan --reset` changes the plan file, for an uplink with a plan only.
 - Failback flush (FAILBACK_FLUSH=yes): a long-lived TCP connection from the LAN
   through wlan0 is reset at the failback to eth0, and its client's next connection
   leaves through eth0; without the setting, the connection is not told (only its
@@ -38,7 +41,7 @@ import time
 import pytest
 
 import modemrig
-from agentrun import env_dump_hook, parse_env_dumps, uplink_is
+from agentrun import config_text, env_dump_hook, parse_env_dumps, uplink_is
 from failoverlab import wait_settled
 from lab import tool_path
 from plansupport import (Bulk, TcpFlows, device_counters, fetch, ip_bytes, plan_file, plan_used, recreate,
@@ -333,3 +336,48 @@ def test_a_cold_modem_keeps_its_bearer_down_until_it_is_needed(fresh_flab, rig, 
                        "the failover's hook event")
     print(f"\ncold wwan0 with its bearer down: primary {hook.t - cut:.1f} s after eth0's cut")
     assert hook.previous_primary == "eth0", "one primary change, not two"
+
+
+def test_billing_cycles_follow_the_agents_local_time(lab, serve, agent, tmp_path):
+    """`plan-start = 1` with the agent's TZ=Europe/Berlin: the cycle starts at Berlin's
+    midnight on the 1st (the C library's local time, as the agent reads it), an hour
+    or two before UTC's, and ends at the next one; the same agent under UTC would
+    start at UTC's midnight. Then, the agent stopped, `plan --reset` changes the plan
+    file itself, for an uplink with a plan only. The basic lab: the agent only has to
+    count."""
+    import datetime
+    import json
+    try:
+        import zoneinfo
+        berlin = zoneinfo.ZoneInfo("Europe/Berlin")
+    except Exception as exc:   # no tzdata: the agent's zone could not be checked either
+        skip_or_fail(f"no time zone data for Europe/Berlin ({exc})", "the local-time test")
+    serve(lab, "inet", "internet")
+    text = config_text({"plan-file": str(tmp_path / "plans")},
+                       extra="\n[interface wwan0]\nplan = 5GB\nplan-start = 1\n")
+    run = agent(lab, config=text, env={"TZ": "Europe/Berlin"})
+
+    def plan():
+        proc = run.status("--json")
+        if proc.returncode != 0:
+            return None
+        ups = {u["interface"]: u for u in json.loads(proc.stdout)["uplinks"]}
+        return ups.get("wwan0", {}).get("plan")
+    got = run.wait_until(plan, 30, "wwan0's plan in status --json")
+    start = datetime.datetime.fromtimestamp(got["cycle_start"], berlin)
+    end = datetime.datetime.fromtimestamp(got["cycle_end"], berlin)
+    next_month = (start.replace(day=28) + datetime.timedelta(days=4)).replace(day=1)
+    midnight_on_the_1st = lambda t: (t.day, t.hour, t.minute, t.second) == (1, 0, 0, 0)
+    if not (midnight_on_the_1st(start) and midnight_on_the_1st(end) and (end.year, end.month) == (next_month.year, next_month.month)
+            and got["cycle_start"] <= time.time() < got["cycle_end"]):
+        raise AssertionError(f"cycle {start.isoformat()} .. {end.isoformat()} (Berlin): not from the 1st's midnight "
+                             f"to the next month's, around now\n{run.transcript()}")
+    # Stopped, `plan --reset` changes the plan file itself, and only for an uplink the
+    # configuration gives a plan.
+    assert run.stop() == 0
+    asked = int(time.time())
+    refused = run_plan(run, "eth0", "--reset")
+    assert refused.returncode == 1 and "eth0 has no data plan" in refused.stderr, refused
+    done = run_plan(run, "wwan0", "--reset")
+    assert done.returncode == 0 and "the agent is not running" in done.stdout, done
+    assert plan_file(tmp_path / "plans")["wwan0"][0] >= asked and "eth0" not in plan_file(tmp_path / "plans")
