@@ -37,6 +37,9 @@ public struct PlanLedger: Sendable, Equatable {
         self.account = account
     }
 
+    /// How far the clock may go back before a cycle's start without moving the cycle.
+    static let clockSlackSeconds = 86_400
+
     /// A plan counted from now: the cycle that contains this moment, nothing used.
     public init(startingAt wallSeconds: Int, _ settings: PlanSettings, zone: LocalTime) {
         self.init(cycleStartWallSeconds: BillingCycle.start(containing: wallSeconds, settings, zone: zone))
@@ -50,9 +53,15 @@ public struct PlanLedger: Sendable, Equatable {
 
     /// The cycle's end from its start under these settings; a cycle over by now gives
     /// way to the one this moment falls in (several may have passed while the agent
-    /// was stopped). A clock set back before the cycle's start changes nothing: the
-    /// cycle ends only when the clock passes its end.
+    /// was stopped). A clock set back a little before the cycle's start changes
+    /// nothing (the cycle ends only when the clock passes its end); set back by more
+    /// than a day, the cycle began under a clock that was wrong (a gateway's clock
+    /// ahead until its first time sync): it is moved to the cycle this moment falls
+    /// in, with what it counted, so it ends when that one does.
     public mutating func refresh(_ settings: PlanSettings, zone: LocalTime, nowWallSeconds: Int) -> [PlanThreshold] {
+        if nowWallSeconds < cycleStartWallSeconds - PlanLedger.clockSlackSeconds {
+            cycleStartWallSeconds = BillingCycle.start(containing: nowWallSeconds, settings, zone: zone)
+        }
         cycleEndWallSeconds = BillingCycle.end(after: cycleStartWallSeconds, settings, zone: zone)
         guard nowWallSeconds >= cycleEndWallSeconds else { return [] }
         begin(at: BillingCycle.start(containing: nowWallSeconds, settings, zone: zone), settings, zone: zone)

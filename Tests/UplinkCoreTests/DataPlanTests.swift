@@ -94,6 +94,22 @@ struct BillingCycleTests {
         #expect(BillingCycle.start(containing: utc(2025, 6, 12) - 1, plan, zone: .utc) == utc(2025, 5, 12))
     }
 
+    /// A cycle begun while the clock was a year ahead, the clock then set right: the
+    /// count moves to the cycle of the right time instead of running for a year. An
+    /// hour back changes nothing.
+    @Test func aClockSetBackByMoreThanADayMovesTheCycleWithItsCount() {
+        let plan = monthly(12)
+        var ledger = PlanLedger(startingAt: utc(2026, 6, 20), plan, zone: .utc)
+        ledger.used = ByteCounts(received: 700, transmitted: 300)
+        #expect(ledger.refresh(plan, zone: .utc, nowWallSeconds: utc(2026, 6, 12) - 3_600).isEmpty)
+        #expect(ledger.cycleStartWallSeconds == utc(2026, 6, 12))
+        #expect(ledger.refresh(plan, zone: .utc, nowWallSeconds: utc(2025, 6, 20)).isEmpty)
+        #expect(ledger.cycleStartWallSeconds == utc(2025, 6, 12) && ledger.cycleEndWallSeconds == utc(2025, 7, 12))
+        #expect(ledger.used.total == 1_000)
+        #expect(ledger.refresh(plan, zone: .utc, nowWallSeconds: utc(2025, 7, 12)) == [.newCycle])
+        #expect(ledger.used.total == 0)
+    }
+
     @Test func aStartDayBeyondAShortMonthIsItsLastDay() {
         let plan = monthly(31)
         #expect(BillingCycle.end(after: utc(2025, 1, 31), plan, zone: .utc) == utc(2025, 2, 28))
