@@ -94,7 +94,7 @@ extension AgentCore {
                 byFamily[family] = [pool[next % pool.count]]
                 uplink.lightRotation[family] = next + 1
             }
-            cached = uplink.answers.answers(at: now.monotonicMilliseconds)
+            cached = purpose == .liveness ? uplink.answers.lastKnown() : uplink.answers.answers(at: now.monotonicMilliseconds)
         }
         // Rounds on an online uplink use what was learned of it; any other round
         // (start-up, a link that just changed, recovery, a second look at a slow one)

@@ -481,6 +481,12 @@ struct StandbyTests {
         // instead of one light round every 20 min.
         #expect((40...45).contains(Self.rounds(d, since: before)), "\(Self.rounds(d, since: before)) rounds in an hour")
         #expect(d.plans(of: wwan0, .liveness).count >= 36)
+        // No DNS for them: each handshake goes to an address learned before, its TTL
+        // (300 s here) long past or not.
+        let liveness = d.plans(of: wwan0, .liveness).suffix(30)
+        #expect(liveness.allSatisfy { plan in
+            plan.probes(for: .ipv4).allSatisfy { plan.cachedAnswers[DNSAnswerCache.Key(host: $0.url.host, family: .ipv4)] != nil }
+        })
         // A dead upstream while idle is found within one cadence.
         d.dead.insert(wwan0)
         let cut = d.now

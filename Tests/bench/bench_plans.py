@@ -43,8 +43,10 @@ and a recording hook, plus what each part sets. Parts (--skip takes their names)
               failover includes dialling it (--runs cuts with LAN traffic).
   primary     eth0 and wlan0 cut, wwan0 primary, the LAN idle: --primary-runs (5)
               cuts of wwan0's upstream, each timed to the hook event that takes it
-              out of online; and the probe bytes on wwan0's wire over
-              --primary-seconds (1800) of primary service, given per month.
+              out of online; and the probe bytes on wwan0's wire: over the first
+              120 s of primary service (the takeover's rounds, paid once per
+              failover), then over --primary-seconds (1800) of steady primary
+              service, given per month.
   failback    `hold-down = 5s`; eth0 cut, a long-lived TCP connection from the LAN
               through wlan0 (tcpflow.py, a line every 100 ms), eth0 restored: with
               FAILBACK_FLUSH=yes in the route hook's file, from the start of the
@@ -84,6 +86,9 @@ SMOKE = {"traffic_seconds": 10.0, "cold_seconds": 10.0, "runs": 1, "primary_runs
          "primary_seconds": 20.0, "failback_runs": 1, "primary_interval": 10.0}
 MONTH_S = 30 * 86400
 SETTLE_S = 60.0
+# The takeover's own rounds (the verification, a full round with names resolved)
+# are paid once per failover, not by the month: counted apart (--smoke: 5 s).
+PRIMARY_START_S = 120.0
 FAILOVER_S = 60.0
 VERIFY_AGE_S = 5.0
 T0 = time.monotonic()
@@ -276,7 +281,7 @@ def bearer(binary, workdir, runs):
             return {"traffic": times, "dialled": all(dials)}
 
 
-def primary(binary, workdir, runs, seconds, interval):
+def primary(binary, workdir, runs, seconds, interval, start_seconds=PRIMARY_START_S):
     wwan0 = {"primary-interval": f"{interval:g}s"} if interval else {}
     with Scene(binary, workdir, "primary", wwan0=wwan0) as sc:
         lb = sc.lab
@@ -284,10 +289,13 @@ def primary(binary, workdir, runs, seconds, interval):
         lb.cut("eth0")
         lb.cut("wlan0")
         sc.wait_primary("wwan0")
-        progress(f"primary: {seconds:.0f} s of wwan0 as the primary, the LAN idle")
+        progress(f"primary: {start_seconds + seconds:.0f} s of wwan0 as the primary, the LAN idle")
+        taken = lb.counters()["wwan0"]
+        time.sleep(start_seconds)
         before = lb.counters()["wwan0"]
         time.sleep(seconds)
         after = lb.counters()["wwan0"]
+        start_bytes = sum(before[k][1] - taken[k][1] for k in ("local_in", "local_out"))
         probe_bytes = sum(after[k][1] - before[k][1] for k in ("local_in", "local_out"))
         times = []
         for i in range(runs):
@@ -302,7 +310,8 @@ def primary(binary, workdir, runs, seconds, interval):
                               120, "wwan0 primary again")
             # A cut at a random phase of the cadence, as a real one would fall.
             time.sleep((i * 37) % 100)
-        return {"times": times, "bytes": probe_bytes, "seconds": seconds}
+        return {"times": times, "bytes": probe_bytes, "seconds": seconds, "start_bytes": start_bytes,
+                "start_seconds": start_seconds}
 
 
 def failback(binary, workdir, runs, flush):
@@ -371,8 +380,10 @@ def table(parts, args):
         setting = f", primary-interval {args.primary_interval:g} s" if args.primary_interval else ""
         rows.append(f"| wwan0 primary, idle LAN{setting}: upstream cut to out of online, median (n={len(p['times'])}) | "
                     f"{fmt_s(median(p['times']))} (max {fmt_s(max(p['times'], default=None))}) | ≤ 120 s |")
-        rows.append(f"| wwan0 primary: probe bytes on its wire, per month of primary service "
-                    f"({mb(p['bytes'])} in {p['seconds']:.0f} s) | {mb(p['bytes'] * MONTH_S / p['seconds'])} | ≤ 10 MB |")
+        rows.append(f"| wwan0 primary: probe bytes on its wire in its first {p['start_seconds']:.0f} s as primary "
+                    f"(the takeover's rounds, once per failover) | {mb(p['start_bytes'])} | – |")
+        rows.append(f"| wwan0 primary: probe bytes on its wire, per month of steady primary service "
+                    f"({mb(p['bytes'])} in {p['seconds']:.0f} s after those) | {mb(p['bytes'] * MONTH_S / p['seconds'])} | ≤ 10 MB |")
     if "failback-flush" in r:
         f = r["failback-flush"]
         moved = [x["moved"] for x in f if x["moved"] is not None]
@@ -431,7 +442,7 @@ def main() -> int:
             first.append(("cold", lambda: cold(binary, workdir, args.cold_seconds, args.runs)))
         if "primary" not in skip:
             first.append(("primary", lambda: primary(binary, workdir, args.primary_runs, args.primary_seconds,
-                                                     args.primary_interval)))
+                                                     args.primary_interval, 5.0 if args.smoke else PRIMARY_START_S)))
         if "exact" not in skip:
             then.append(("exact", lambda: exact(binary, workdir)))
         if "bearer" not in skip:
