@@ -505,18 +505,28 @@ struct StandbyTests {
 
 @Suite("Standby: a parked bearer")
 struct BearerStandbyTests {
-    @Test func aColdModemBackupIsDisconnectedWhileItWaitsAndConnectedWhenNeeded() {
+    /// eth0 and a cold wwan0 whose modem (ModemManager's word: `modem`) keeps its bearer
+    /// down while it waits; `change` adds to the configuration. Started: 5 s in when
+    /// `settle`, else with nothing run but the first rounds.
+    private static func driver(_ modemNow: ModemFacts = modem(), settle: Bool = true,
+                               _ change: (inout Configuration) -> Void = { _ in }) -> CoreDriver {
         var d = CoreDriver(CoreDriver.configuration { c in
             var wwan = InterfaceSettings()
             wwan.probing.metering.standby = .cold
             wwan.probing.metering.standbyBearer = .disconnected
             c.interfaces[wwan0] = wwan
+            change(&c)
         })
-        let id = "861234567890128"
-        d.modems([modem()])
+        d.modems([modemNow])
         d.links([uplink(eth0, index: 2, kind: .ethernet), uplink(wwan0, index: 3, kind: .wwan)])
         d.answerAll()
-        d.advance(to: 5_000)
+        if settle { d.advance(to: 5_000) }
+        return d
+    }
+
+    @Test func aColdModemBackupIsDisconnectedWhileItWaitsAndConnectedWhenNeeded() {
+        var d = Self.driver()
+        let id = "861234567890128"
         #expect(d.core.primary == eth0)
         #expect(d.bearerSteps.map { $0.connected } == [false])
         #expect(d.bearerSteps.first?.equipmentID == id)
@@ -546,20 +556,12 @@ struct BearerStandbyTests {
     /// eth0 with a plan used up (last resort) stays primary while it is the only
     /// uplink online; a cold wwan0 parked behind it must come up and take over.
     @Test func aPrimaryAtItsCapDoesNotKeepAColdBackupParked() {
-        var d = CoreDriver(CoreDriver.configuration { c in
+        var d = Self.driver { c in
             var eth = InterfaceSettings()
             eth.probing.metering.plan = .bytes(1_000_000)
             eth.probing.metering.atCap = .lastResort
             c.interfaces[eth0] = eth
-            var wwan = InterfaceSettings()
-            wwan.probing.metering.standby = .cold
-            wwan.probing.metering.standbyBearer = .disconnected
-            c.interfaces[wwan0] = wwan
-        })
-        d.modems([modem()])
-        d.links([uplink(eth0, index: 2, kind: .ethernet), uplink(wwan0, index: 3, kind: .wwan)])
-        d.answerAll()
-        d.advance(to: 5_000)
+        }
         #expect(d.core.primary == eth0 && d.bearerSteps.map { $0.connected } == [false])
         d.modems([modem(.registered, bearerConnected: false)])
         #expect(d.core.verdict(of: wwan0)?.reason == .standby)
@@ -581,15 +583,7 @@ struct BearerStandbyTests {
     /// (standby), not dialled by the recovery ladder only to be parked again, and a stop
     /// names it to be connected again.
     @Test func aBearerFoundDownWhileTheBackupWaitsIsTakenAsParked() {
-        var d = CoreDriver(CoreDriver.configuration { c in
-            var wwan = InterfaceSettings()
-            wwan.probing.metering.standby = .cold
-            wwan.probing.metering.standbyBearer = .disconnected
-            c.interfaces[wwan0] = wwan
-        })
-        d.modems([modem(.registered, bearerConnected: false)])
-        d.links([uplink(eth0, index: 2, kind: .ethernet), uplink(wwan0, index: 3, kind: .wwan)])
-        d.answerAll()
+        var d = Self.driver(modem(.registered, bearerConnected: false), settle: false)
         d.advance(to: 3_600_000)
         #expect(d.core.primary == eth0)
         #expect(d.bearerSteps.isEmpty && d.recoveries.isEmpty, "nothing dialled, nothing recovered")
@@ -598,16 +592,7 @@ struct BearerStandbyTests {
     }
 
     @Test func aBearerThatDoesNotComeUpIsGivenUpToTheModemsWord() {
-        var d = CoreDriver(CoreDriver.configuration { c in
-            var wwan = InterfaceSettings()
-            wwan.probing.metering.standby = .cold
-            wwan.probing.metering.standbyBearer = .disconnected
-            c.interfaces[wwan0] = wwan
-        })
-        d.modems([modem()])
-        d.links([uplink(eth0, index: 2, kind: .ethernet), uplink(wwan0, index: 3, kind: .wwan)])
-        d.answerAll()
-        d.advance(to: 5_000)
+        var d = Self.driver()
         d.modems([modem(.registered, bearerConnected: false)])
         d.dead.insert(eth0)
         d.advance(to: 60_000)
@@ -619,16 +604,7 @@ struct BearerStandbyTests {
     }
 
     @Test func aStallOnThePrimaryConnectsTheBearerAtOnce() {
-        var d = CoreDriver(CoreDriver.configuration { c in
-            var wwan = InterfaceSettings()
-            wwan.probing.metering.standby = .cold
-            wwan.probing.metering.standbyBearer = .disconnected
-            c.interfaces[wwan0] = wwan
-        })
-        d.modems([modem()])
-        d.links([uplink(eth0, index: 2, kind: .ethernet), uplink(wwan0, index: 3, kind: .wwan)])
-        d.answerAll()
-        d.advance(to: 5_000)
+        var d = Self.driver()
         d.modems([modem(.registered, bearerConnected: false)])
         // Packets leave eth0 with nothing back: the primary is in doubt.
         var time = 10_000
