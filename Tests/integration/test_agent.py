@@ -509,10 +509,19 @@ def test_queued_verdict_events_are_coalesced(fresh_lab, serve, agent, tmp_path):
     serve(lb, "inet", "internet")
     srv = serve(lb, "portal", "internet")
     armed, gate, release = tmp_path / "armed", tmp_path / "gated", tmp_path / "release"
+    gate_log = tmp_path / "gate.log"
     hook = (f"#!/bin/sh\nif [ -e '{armed}' ]; then rm -f '{armed}'; touch '{gate}'\n"
-            f"  while [ ! -e '{release}' ]; do sleep 0.05; done\nfi\n")
+            f"  while [ ! -e '{release}' ]; do sleep 0.05; done\nfi\n"
+            f"echo \"$UPLINK_EVENT $UPLINK_INTERFACE\" >> '{gate_log}'\n")
     run = agent(lb, config_text({"hook-timeout": "30s"}), hooks={"20-gate": hook})
     settle(run, eth0="online", wlan0="online", wwan0="limited")
+    # The state file is written before the hooks run: arm the gate only once the gate
+    # hook has run for every start-up event (10-record runs before it), or it would
+    # hold one of those instead of wwan0's event.
+    startup = [("verdict", "wwan0"), ("verdict", "eth0"), ("primary", None), ("verdict", "wlan0")]
+    ok(run.wait_hooks, startup, 10)
+    gate_runs = lambda: len(gate_log.read_text().splitlines()) if gate_log.exists() else 0
+    ok(run.wait_until, lambda: gate_runs() == len(run.events()), 10, "the gate hook after every start-up event")
     mark = len(run.events())
     armed.touch()
     peer(lb, "wwan0", False)               # wwan0's event holds the hook runner
