@@ -26,9 +26,7 @@ public enum ConfigurationKeys {
         ("probe-when-online", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
             p.probeWhenOnline = try ValueParser.boolean(value) }),
         ("metered", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
-            guard let setting = MeteredSetting(rawValue: value) else {
-                throw ValueError("expected yes, no or auto; got '\(value.printableEscaped)'")
-            }
+            let setting: MeteredSetting = try ValueParser.choice(value)
             p.metered = setting
         }),
         ("stall-window", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
@@ -98,9 +96,7 @@ public enum ConfigurationKeys {
         ("hook-timeout", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.hookTimeoutMilliseconds = try ValueParser.duration(value, range: 1_000...600_000) }),
         ("avoid-degraded", { (value: String, c: inout Configuration) throws(ValueError) in
-            guard let setting = AvoidDegraded(rawValue: value) else {
-                throw ValueError("expected no, unmetered or any; got '\(value.printableEscaped)'")
-            }
+            let setting: AvoidDegraded = try ValueParser.choice(value)
             c.agent.avoidDegraded = setting
         }),
         ("degraded-loss", { (value: String, c: inout Configuration) throws(ValueError) in

@@ -118,9 +118,7 @@ extension ConfigurationKeys {
             }
         }),
         ("plan-period", { (value: String, m: inout MeteringOverrides) throws(ValueError) in
-            guard let period = PlanPeriod(rawValue: value) else {
-                throw ValueError("expected month, week or day; got '\(value.printableEscaped)'")
-            }
+            let period: PlanPeriod = try ValueParser.choice(value)
             m.period = period
         }),
         ("plan-start", { (value: String, m: inout MeteringOverrides) throws(ValueError) in
@@ -128,21 +126,15 @@ extension ConfigurationKeys {
         ("plan-warn", { (value: String, m: inout MeteringOverrides) throws(ValueError) in
             m.warnPercents = try ValueParser.warnPercents(value) }),
         ("at-cap", { (value: String, m: inout MeteringOverrides) throws(ValueError) in
-            guard let atCap = AtCap(rawValue: value) else {
-                throw ValueError("expected last-resort, down or keep; got '\(value.printableEscaped)'")
-            }
+            let atCap: AtCap = try ValueParser.choice(value)
             m.atCap = atCap
         }),
         ("standby", { (value: String, m: inout MeteringOverrides) throws(ValueError) in
-            guard let standby = Standby(rawValue: value) else {
-                throw ValueError("expected hot, warm or cold; got '\(value.printableEscaped)'")
-            }
+            let standby: Standby = try ValueParser.choice(value)
             m.standby = standby
         }),
         ("standby-bearer", { (value: String, m: inout MeteringOverrides) throws(ValueError) in
-            guard let bearer = StandbyBearer(rawValue: value) else {
-                throw ValueError("expected connected or disconnected; got '\(value.printableEscaped)'")
-            }
+            let bearer: StandbyBearer = try ValueParser.choice(value)
             m.standbyBearer = bearer
         }),
         ("primary-interval", { (value: String, m: inout MeteringOverrides) throws(ValueError) in
@@ -236,9 +228,7 @@ extension ConfigurationKeys {
     /// `[agent]` keys about metered uplinks for the whole agent.
     static let agentMetering = KeyTable<Configuration>(section: "agent", [
         ("failback", { (value: String, c: inout Configuration) throws(ValueError) in
-            guard let failback = Failback(rawValue: value) else {
-                throw ValueError("expected immediate, delayed or never; got '\(value.printableEscaped)'")
-            }
+            let failback: Failback = try ValueParser.choice(value)
             c.agent.failback = failback
         }),
         ("plan-file", { (value: String, c: inout Configuration) throws(ValueError) in

@@ -34,6 +34,15 @@ public enum ValueParser {
         return .equipment(text)
     }
 
+    /// One of a setting's words: "expected a, b or c" names them all, in order.
+    public static func choice<Setting: RawRepresentable & CaseIterable>(_ text: String) throws(ValueError) -> Setting
+    where Setting.RawValue == String {
+        if let setting = Setting(rawValue: text) { return setting }
+        let words = Setting.allCases.map(\.rawValue)
+        let listed = words.count > 1 ? words.dropLast().joined(separator: ", ") + " or " + words.last! : words.joined()
+        throw ValueError("expected \(listed); got '\(text.printableEscaped)'")
+    }
+
     /// "50%" or "50", 1 to 100.
     public static func percent(_ text: String) throws(ValueError) -> Int {
         let number = text.hasSuffix("%") ? String(text.dropLast()).trimmingWhitespace : text
