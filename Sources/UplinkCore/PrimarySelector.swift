@@ -8,8 +8,8 @@ public enum PrimaryChangeReason: String, Sendable, Equatable {
     case recovered
     /// The primary was degraded for a while and a healthy uplink took over.
     case degraded
-    /// The primary's data plan is used up (`at-cap = last-resort`) and another uplink
-    /// is online: it hands over at once.
+    /// The primary's data plan is used up: under `at-cap = last-resort` it hands over at
+    /// once to any other online uplink, under `at-cap = down` it is left altogether.
     case capped
 }
 
@@ -99,10 +99,10 @@ public struct PrimarySelector: Sendable, Equatable {
         let online = candidates.filter { $0.verdict == .online && !$0.excluded }
             .sorted { (rank($0), $0.name) < (rank($1), $1.name) }
         let previous = primary
-        // A primary still online but over its plan (`at-cap = down`) was not lost.
-        let leftReason: PrimaryChangeReason = candidates.contains { $0.name == previous && $0.cappedOut && $0.verdict == .online }
-            ? .capped : .lost
         guard let current = online.first(where: { $0.name == primary }) else {
+            // A primary still online but over its plan (`at-cap = down`) was not lost.
+            let leftReason: PrimaryChangeReason =
+                candidates.contains { $0.name == previous && $0.cappedOut && $0.verdict == .online } ? .capped : .lost
             // The primary is gone or failed: the best online uplink takes over at once
             // if it is fresh (a suppressed one only when nothing else is online); a
             // stale one is verified first, and the old choice stands until then (one
