@@ -18,7 +18,7 @@ mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/usr/lib/uplinkd/hooks" "$stage
     "$stage/etc/uplinkd/hooks.d" "$stage/etc/uplinkd/uplinkd.conf.d" \
     "$stage/lib/systemd/system" "$stage/usr/share/doc/uplinkd" "$stage/usr/share/man/man8"
 
-swift build -c release --static-swift-stdlib >&2
+swift build -c release --static-swift-stdlib --disable-local-rpath >&2
 install -m 0755 .build/release/uplinkd "$stage/usr/bin/uplinkd"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$stage/usr/bin/uplinkd"
 

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 
-swift build -c release --static-swift-stdlib >/dev/null
+swift build -c release --static-swift-stdlib --disable-local-rpath >/dev/null
 binary=.build/release/uplinkd
 stripped=$(mktemp)
 trap 'rm -f "$stripped" "$baseline_dir"/* 2>/dev/null; rmdir "$baseline_dir" 2>/dev/null || true' EXIT

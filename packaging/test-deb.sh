@@ -64,6 +64,10 @@ in_root() { chroot "$root" "$@"; }
 echo "--- install $(basename "$first")"
 check "dpkg -i succeeds without systemd running" in_root dpkg -i "/tmp/$(basename "$first")"
 check "uplinkd --version runs in the root" in_root /usr/bin/uplinkd --version
+# Built with --disable-local-rpath: a search path beside the binary would be tried
+# first for every library at every start.
+check "the packaged binary names no library search path (RUNPATH)" \
+    bash -c "! readelf -d '$root/usr/bin/uplinkd' | grep -qE 'RUNPATH|RPATH'"
 smoke=$(in_root /usr/bin/uplinkd check nosuch0 --json || true)
 echo "$smoke"
 check "check smoke test: no such interface is down" grep -q '"verdict":"down","reason":"no-such-interface"' <<<"$smoke"

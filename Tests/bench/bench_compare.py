@@ -937,7 +937,7 @@ def main() -> int:
         ap.error("counts must be at least 1 (--default-runs 0 skips), --interval and "
                  "--idle-seconds at least 1 s")
     found = lab_binary(args.binary, tools=("curl", "nft", "strip"),
-                       hint=": build it first (swift build -c release --static-swift-stdlib)")
+                       hint=": build it first (swift build -c release --static-swift-stdlib --disable-local-rpath)")
     if found is None:
         return 1
     binary, note = found

@@ -21,7 +21,7 @@ run this again after large changes to the check path and commit the result.
 
 Needs root (namespaces), valgrind (`apt-get install valgrind`; a maintainer's
 tool, not installed by .ci/setup) and a release build (`swift build -c release
---static-swift-stdlib`; debug symbols are removed from a copy first, because
+--static-swift-stdlib --disable-local-rpath`; debug symbols are removed from a copy first, because
 valgrind's reader refuses lld's split debug references).
 """
 
