@@ -2,6 +2,7 @@
 (not a test: prints figures).
 
     sudo python3 Tests/bench/bench_check_curl.py [PATH_TO_UPLINKD] [--pairs N] [--peaks N]
+                                                 [--vs OTHER_UPLINKD]
 
 In the namespace lab (lab.py: eth0's upstream a local HTTP server answering
 http://203.0.113.80/generate_204 with 204), from inside the gateway namespace:
@@ -19,6 +20,11 @@ http://203.0.113.80/generate_204 with 204), from inside the gateway namespace:
   (the child's VmHWM, from wait4). Not this script's own wait4: a child forked
   from Python inherits Python's high-water mark across exec, which would be the
   figure of the smaller program.
+
+With --vs, a second uplinkd (another build) runs the same check in every round:
+each round then times three runs, the first of them rotating, and the script also
+prints the second binary's figures against curl and the median of the rounds'
+ratios between the two builds (what one change is worth, measured side by side).
 
 Every run must succeed (check exit 0, curl exit 0 and HTTP 204 on a first
 look), or the benchmark stops with exit status 1. Targets (issue: `check` as
@@ -71,25 +77,26 @@ def peak_kib(argv):
 
 
 def inner(args) -> int:
-    """The measurement itself, inside the gateway namespace; one JSON object out."""
+    """The measurement itself, inside the gateway namespace; one JSON object out:
+    per round the wall times in the order [check, curl, other check (--vs)]."""
     check, curl = argvs(args.binary, args.iface, args.url)
+    commands = [check, curl] + ([argvs(args.vs, args.iface, args.url)[0]] if args.vs else [])
     first = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--interface", args.iface, args.url],
                            capture_output=True, text=True)
     if first.returncode != 0 or first.stdout != "204":
         raise RuntimeError(f"curl: exit {first.returncode}, HTTP {first.stdout!r}: the lab server does not answer 204")
-    pairs = []
+    rounds = []
     for k in range(args.pairs):
-        order = (check, curl) if k % 2 == 0 else (curl, check)
-        times = {}
-        for argv in order:
-            wall, status = run_once(argv)
+        times = [0.0] * len(commands)
+        for j in range(len(commands)):   # who goes first rotates from round to round
+            index = (k + j) % len(commands)
+            wall, status = run_once(commands[index])
             if status != 0:
-                raise RuntimeError(f"{shlex.join(argv)} exited {status} (pair {k + 1})")
-            times[argv[0]] = wall
-        pairs.append((times[check[0]], times[curl[0]]))
-    peaks = {"check": [peak_kib(check) for _ in range(args.peaks)],
-             "curl": [peak_kib(curl) for _ in range(args.peaks)]}
-    json.dump({"pairs": pairs, "peaks": peaks}, sys.stdout)
+                raise RuntimeError(f"{shlex.join(commands[index])} exited {status} (round {k + 1})")
+            times[index] = wall
+        rounds.append(times)
+    peaks = [[peak_kib(argv) for _ in range(args.peaks)] for argv in commands]
+    json.dump({"rounds": rounds, "peaks": peaks}, sys.stdout)
     return 0
 
 
@@ -105,20 +112,24 @@ def outer(args) -> int:
         print(f"bench: {problem}", file=sys.stderr)
         return 1
     binary = str(Path(args.binary).resolve())
+    other = str(Path(args.vs).resolve()) if args.vs else None
+    if other is not None and not os.access(other, os.X_OK):
+        print(f"bench: --vs {other}: not an executable file", file=sys.stderr)
+        return 1
     with labmod.Lab() as lb:
         lb.serve("inet", "internet")
         argv = lb.exec_argv("gw", [sys.executable, str(Path(__file__).resolve()), binary, "--inner",
                                    "--pairs", str(args.pairs), "--peaks", str(args.peaks),
-                                   "--iface", args.iface, "--url", args.url])
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60 + 2 * args.pairs + args.peaks)
+                                   "--iface", args.iface, "--url", args.url] + (["--vs", other] if other else []))
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60 + 3 * args.pairs + 2 * args.peaks)
     if done.returncode != 0:
         print(f"bench: the measurement failed (exit {done.returncode}):\n{done.stderr}", file=sys.stderr)
         return 1
     result = json.loads(done.stdout)
-    check_t = [c for c, _ in result["pairs"]]
-    curl_t = [c for _, c in result["pairs"]]
-    ratio = median([c / k for c, k in result["pairs"]])
-    peak_check, peak_curl = max(result["peaks"]["check"]), max(result["peaks"]["curl"])
+    check_t = [r[0] for r in result["rounds"]]
+    curl_t = [r[1] for r in result["rounds"]]
+    ratio = median([r[0] / r[1] for r in result["rounds"]])
+    peak_check, peak_curl = max(result["peaks"][0]), max(result["peaks"][1])
     from bench_compare import header_lines, tool_versions   # the shared header of the lab benchmarks
     version, curl_version, _ = tool_versions(binary)
     check_argv, curl_argv = argvs("uplinkd", args.iface, args.url)
@@ -130,12 +141,31 @@ def outer(args) -> int:
         "",
         "| figure | uplinkd check | curl --interface | check / curl |",
         "|---|---|---|---|",
-        f"| wall time, median of {len(check_t)} alternating pairs | {ms(median(check_t)):.2f} ms "
-        f"| {ms(median(curl_t)):.2f} ms | {ratio:.2f} (median of the pairs' ratios) |",
+        f"| wall time, median of {len(check_t)} {'rounds' if other else 'alternating pairs'} "
+        f"| {ms(median(check_t)):.2f} ms | {ms(median(curl_t)):.2f} ms | {ratio:.2f} (median of the "
+        f"{'rounds' if other else 'pairs'}' ratios) |",
         f"| wall time, p95 | {ms(p95(check_t)):.2f} ms | {ms(p95(curl_t)):.2f} ms | – |",
         f"| peak resident set (VmHWM), largest of {args.peaks} runs | {kib_mib(peak_check)} "
         f"| {kib_mib(peak_curl)} | {peak_check / peak_curl:.2f} |",
         "",
+    ]
+    if other is not None:
+        other_t = [r[2] for r in result["rounds"]]
+        peak_other = max(result["peaks"][2])
+        other_version = tool_versions(other)[0]
+        lines += [
+            f"--vs {other_version} ({other}), in the same rounds:",
+            "",
+            "| figure | --vs build | curl --interface | --vs / curl | --vs / first build |",
+            "|---|---|---|---|---|",
+            f"| wall time, median of {len(other_t)} rounds | {ms(median(other_t)):.2f} ms | {ms(median(curl_t)):.2f} ms "
+            f"| {median([r[2] / r[1] for r in result['rounds']]):.2f} "
+            f"| {median([r[2] / r[0] for r in result['rounds']]):.3f} (median of the rounds' ratios) |",
+            f"| peak resident set (VmHWM), largest of {args.peaks} runs | {kib_mib(peak_other)} | {kib_mib(peak_curl)} "
+            f"| {peak_other / peak_curl:.2f} | {peak_other - peak_check:+d} KiB |",
+            "",
+        ]
+    lines += [
         f"target: ratio <= {TARGET_RATIO}: {'met' if ratio <= TARGET_RATIO else 'NOT met'} ({ratio:.2f}); "
         f"peak <= {TARGET_PEAK_KIB // 1024} MiB: {'met' if peak_check <= TARGET_PEAK_KIB else 'NOT met'} "
         f"({peak_check / 1024:.1f} MiB)",
@@ -149,6 +179,7 @@ def main() -> int:
     ap.add_argument("binary", nargs="?", default=str(labmod.uplinkd_path()))
     ap.add_argument("--pairs", type=int, default=21, help="alternating pairs timed (21)")
     ap.add_argument("--peaks", type=int, default=5, help="runs of each for the peak resident set (5)")
+    ap.add_argument("--vs", metavar="OTHER_UPLINKD", help="a second uplinkd timed in the same rounds (what a change is worth)")
     ap.add_argument("--iface", default=IFACE, help=argparse.SUPPRESS)
     ap.add_argument("--url", default=URL, help=argparse.SUPPRESS)
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)

@@ -34,11 +34,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "integration"))
+sys.path.insert(0, str(ROOT / "Tests" / "bench"))
 import lab as labmod  # noqa: E402
+from bench_check_curl import argvs  # noqa: E402  (the check that benchmark times)
 
 OUTPUT = Path(__file__).resolve().parent / "hot-functions.txt"
-CHECKS = (["check", "eth0", "--url", "http://203.0.113.80/generate_204", "--expect-status", "204"],
-          ["check", "eth0", "--url", "http://203.0.113.80/generate_204", "--expect-status", "204", "--json"])
 NAME = re.compile(r"^(c?ob|c?fn)=\((\d+)\)(?: (.*))?$")
 
 
@@ -75,13 +75,14 @@ def main() -> int:
         names = []
         with labmod.Lab() as lb:
             lb.serve("inet", "internet")
-            for position, argv in enumerate(CHECKS):
+            check = argvs(copy)[0]
+            for position, argv in enumerate((check, check + ["--json"])):
                 out = Path(scratch) / f"callgrind.{position}"
                 run = subprocess.run(lb.exec_argv("gw", ["valgrind", "--tool=callgrind", "--demangle=no",
-                                                         f"--callgrind-out-file={out}", str(copy), *argv]),
+                                                         f"--callgrind-out-file={out}", *argv]),
                                      capture_output=True, text=True, timeout=300)
                 if run.returncode != 0:
-                    print(f"profile: {' '.join(argv)} exited {run.returncode}:\n{run.stderr[-2000:]}", file=sys.stderr)
+                    print(f"profile: {' '.join(argv[1:])} exited {run.returncode}:\n{run.stderr[-2000:]}", file=sys.stderr)
                     return 1
                 names += executed_functions(out, copy.name)
     unique = list(dict.fromkeys(name for name in names if not name.startswith("0x") and "'" not in name
