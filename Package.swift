@@ -107,7 +107,7 @@ let package = Package(
             //
             // -static-libgcc: the unwinder the runtime's C++ pieces need comes from
             // libgcc_eh.a; libgcc_s.so.1 cost every run a load and its CPU probe (cpuid,
-            // slow under a hypervisor), about 1.5 % of a `check` and 0.2 MiB.
+            // slow under a hypervisor), about 2 % of a `check` and 0.1 MiB.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic", "-use-ld=lld",
                                            "-Xclang-linker", "-static-libgcc",
                                            "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",

@@ -68,6 +68,10 @@ check "uplinkd --version runs in the root" in_root /usr/bin/uplinkd --version
 # first for every library at every start.
 check "the packaged binary names no library search path (RUNPATH)" \
     bash -c "! readelf -d '$root/usr/bin/uplinkd' | grep -qE 'RUNPATH|RPATH'"
+# GCC's unwinder is linked from libgcc_eh.a (Package.swift: -static-libgcc); only the
+# static release build would name libgcc_s.so.1 (a debug build's linker drops it).
+check "the packaged binary does not load libgcc_s.so.1" \
+    bash -c "! readelf -d '$root/usr/bin/uplinkd' | grep -q 'NEEDED.*libgcc_s'"
 smoke=$(in_root /usr/bin/uplinkd check nosuch0 --json || true)
 echo "$smoke"
 check "check smoke test: no such interface is down" grep -q '"verdict":"down","reason":"no-such-interface"' <<<"$smoke"

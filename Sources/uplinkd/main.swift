@@ -38,7 +38,7 @@ case let other?:
 }
 // Every command has finished its work and closed what it wrote; what exit() would add
 // is the libraries' own teardown (OpenSSL, GnuTLS, p11-kit, libnl free what the
-// kernel frees anyway), about 3 % of a `check` and 0.3 MiB of pages touched only to
-// free memory. Standard output and error are flushed first.
+// kernel frees anyway), 1 to 3 % of a `check` and 0.3 to 0.5 MiB of pages touched
+// only to free memory. Standard output and error are flushed first.
 fflush(nil)
 _exit(status)
