@@ -24,6 +24,8 @@ import PackageDescription
 //                 MQTT (libmosquitto), event loop, processes, the agent.
 //   UplinkMonitor the embedding API (async changes). A target of its own so the
 //                 command line does not link Swift Concurrency and Dispatch.
+//   CStartShim    the Swift runtime's argv from the process's start (the command line's
+//                 only; see start_shim.c).
 //   uplinkd       the command line.
 let package = Package(
     name: "uplinkd",
@@ -83,9 +85,12 @@ let package = Package(
             name: "UplinkMonitor",
             dependencies: ["UplinkCore", "UplinkLinux"]
         ),
+        // The command line's argv for the static Swift runtime, kept at start instead
+        // of found in /proc/self/maps (start_shim.c says why and how).
+        .target(name: "CStartShim"),
         .executableTarget(
             name: "uplinkd",
-            dependencies: ["UplinkCore", "UplinkLinux"],
+            dependencies: ["UplinkCore", "UplinkLinux", "CStartShim"],
             // The Swift driver links Linux executables with -export-dynamic: every public
             // symbol of the core and the adapters would be exported, and so kept by
             // --gc-sections. Nothing loads symbols from this binary (about 170 KiB saved).
