@@ -72,6 +72,10 @@ check "the packaged binary names no library search path (RUNPATH)" \
 # static release build would name libgcc_s.so.1 (a debug build's linker drops it).
 check "the packaged binary does not load libgcc_s.so.1" \
     bash -c "! readelf -d '$root/usr/bin/uplinkd' | grep -q 'NEEDED.*libgcc_s'"
+# CStartShim keeps the Swift runtime's argv lookup (which reads /proc/self/maps at
+# every start) out of the static binary; the path is its only use of that file.
+check "the packaged binary does not read /proc/self/maps to find its arguments" \
+    bash -c "! grep -qa /proc/self/maps '$root/usr/bin/uplinkd'"
 smoke=$(in_root /usr/bin/uplinkd check nosuch0 --json || true)
 echo "$smoke"
 check "check smoke test: no such interface is down" grep -q '"verdict":"down","reason":"no-such-interface"' <<<"$smoke"
