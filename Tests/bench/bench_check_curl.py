@@ -21,6 +21,12 @@ http://203.0.113.80/generate_204 with 204), from inside the gateway namespace:
   from Python inherits Python's high-water mark across exec, which would be the
   figure of the smaller program.
 
+With --drop-caches, the page cache is dropped (sync; echo 3 >
+/proc/sys/vm/drop_caches, the whole machine's) after the timed rounds and before
+the peak runs: a binary just written by the linker or cp is cached in other
+pieces than one read back from disk, and the kernel maps whole cached pieces
+around each page touched, so peaks of two builds compare only from the same state.
+
 With --vs, a second uplinkd (another build) runs the same check in every round:
 each round then times three runs, in the next of their six orders, and the script also
 prints the second binary's figures against curl and the median of the rounds'
@@ -98,6 +104,12 @@ def inner(args) -> int:
                 raise RuntimeError(f"{shlex.join(commands[index])} exited {status} (round {k + 1})")
             times[index] = wall
         rounds.append(times)
+    if args.drop_caches:
+        # Every binary's file then comes back into the page cache the same way (read
+        # by faults and readahead), not as the linker or cp happened to write it: the
+        # kernel maps whole cached folios around each page touched.
+        subprocess.run(["sync"], check=True)
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
     peaks = [[peak_kib(argv) for _ in range(args.peaks)] for argv in commands]
     json.dump({"rounds": rounds, "peaks": peaks}, sys.stdout)
     return 0
@@ -129,7 +141,8 @@ def outer(args) -> int:
         lb.serve("inet", "internet")
         argv = lb.exec_argv("gw", [sys.executable, str(Path(__file__).resolve()), binary, "--inner",
                                    "--pairs", str(args.pairs), "--peaks", str(args.peaks),
-                                   "--iface", args.iface, "--url", args.url] + (["--vs", other] if other else []))
+                                   "--iface", args.iface, "--url", args.url] + (["--vs", other] if other else [])
+                                  + (["--drop-caches"] if args.drop_caches else []))
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60 + 3 * args.pairs + 2 * args.peaks)
     if done.returncode != 0:
         print(f"bench: the measurement failed (exit {done.returncode}):\n{done.stderr}", file=sys.stderr)
@@ -187,6 +200,8 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=21, help="rounds timed: alternating pairs, or with --vs rounds of three (21)")
     ap.add_argument("--peaks", type=int, default=5, help="runs of each for the peak resident set (5)")
     ap.add_argument("--vs", metavar="OTHER_UPLINKD", help="a second uplinkd timed in the same rounds (what a change is worth)")
+    ap.add_argument("--drop-caches", action="store_true",
+                    help="drop the page cache before the peak runs (the whole machine's; compare builds with it)")
     ap.add_argument("--iface", default=IFACE, help=argparse.SUPPRESS)
     ap.add_argument("--url", default=URL, help=argparse.SUPPRESS)
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
