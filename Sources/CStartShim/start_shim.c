@@ -11,13 +11,16 @@
  * instructions, plus the kernel's work to print the file.
  *
  * glibc calls the main program's constructors with (argc, argv, envp), so this one
- * keeps them. The standard library asks for them through one runtime-internal entry
- * point, `_swift_stdlib_getUnsafeArgvArgc`, which CommandLine.cpp.o alone defines in
- * libswiftCore.a; defining it here keeps that archive member, and its constructor,
- * out of the link. Should a runtime name that member's other symbol (the override
- * used by the REPL), the member would be linked again and the link would fail on the
- * duplicate definition, loudly, rather than pass. A debug build links the shared
- * runtime, whose own lookup is internal to it: there this code is never called.
+ * keeps them (glibc only: musl calls constructors without arguments). The standard
+ * library asks for them through one runtime-internal entry point,
+ * `_swift_stdlib_getUnsafeArgvArgc`, which CommandLine.cpp.o alone defines in Swift
+ * 6.3's libswiftCore.a; defining it here keeps that archive member, and its
+ * constructor, out of the link. Should a later runtime have the standard library
+ * call any other symbol of that member (upstream has added the executable path's
+ * functions there), the member is linked again and the link fails on the duplicate
+ * definition, loudly: then define those too, or drop this file. A debug build links
+ * the shared runtime, whose own lookup is internal to it: there this code is never
+ * called.
  */
 
 static char **saved_argv;
