@@ -30,7 +30,7 @@ swiftc "${sanitize[@]}" -O -g -parse-as-library -wmo -module-name UplinkPattern 
 swiftc "${sanitize[@]}" -O -g -parse-as-library -wmo -module-name UplinkCore -I "$out" \
     -Xcc -fmodule-map-file="$out/CPCRE2Shim.modulemap" \
     -emit-module -emit-module-path "$out/UplinkCore.swiftmodule" \
-    -c Sources/UplinkCore/*.swift -o "$out/UplinkCore.o"
+    -c $(find Sources/UplinkCore -name "*.swift" | sort) -o "$out/UplinkCore.o"
 swiftc "${sanitize[@]}" -O -g -parse-as-library -module-name UplinkFuzz -I "$out" \
     -Xcc -fmodule-map-file="$out/CPCRE2Shim.modulemap" \
     Tests/fuzz/FuzzTargets.swift "$out/UplinkCore.o" "$out/UplinkPattern.o" "$out/pcre2_shim.o" \

@@ -11,7 +11,7 @@ import UplinkLinux
 @Suite("README code layout")
 struct ReadmeLayoutTests {
     // Tests/UplinkLinuxTests/ReadmeLayoutTests.swift -> repository root.
-    private static let root = "/" + String(#filePath).split(separator: "/").dropLast(3).joined(separator: "/")
+    private static let root = "/" + String(#filePath).split(separator: "/").dropLast(4).joined(separator: "/")
 
     @Test func everySourceFileHasExactlyOneLineUnderItsTarget() throws {
         let readme = String(decoding: try SmallFile.readAll("\(Self.root)/README.md", limit: 1 << 20), as: UTF8.self)

@@ -8,7 +8,7 @@ import UplinkLinux
 struct ShippedConfigurationTests {
     private func shipped() throws -> String {
         // Tests/UplinkLinuxTests/ShippedConfigurationTests.swift -> repository root.
-        let root = String(#filePath).split(separator: "/").dropLast(3).joined(separator: "/")
+        let root = String(#filePath).split(separator: "/").dropLast(4).joined(separator: "/")
         let bytes = try SmallFile.readAll("/\(root)/config/uplinkd.conf", limit: 1 << 20)
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -8,7 +8,7 @@ import UplinkLinux
 @Suite("Manual pages")
 struct ManPageTests {
     // Tests/UplinkLinuxTests/ManPageTests.swift -> repository root.
-    private static let root = "/" + String(#filePath).split(separator: "/").dropLast(3).joined(separator: "/")
+    private static let root = "/" + String(#filePath).split(separator: "/").dropLast(4).joined(separator: "/")
 
     private static func read(_ relativePath: String) throws -> String {
         String(decoding: try SmallFile.readAll("\(root)/\(relativePath)", limit: 1 << 20), as: UTF8.self)
