@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 
 revision=${1:-1}
-version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/UplinkCore/Support/Version.swift)
+version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/UplinkCore/Support/UplinkVersion.swift)
 arch=$(dpkg --print-architecture)
 out=packaging/out
 stage=$out/stage

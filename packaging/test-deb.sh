@@ -33,7 +33,7 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 0
 fi
 
-version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/UplinkCore/Support/Version.swift)
+version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/UplinkCore/Support/UplinkVersion.swift)
 first=$(bash packaging/build-deb.sh 1 | tail -n 1)
 second=$(bash packaging/build-deb.sh 2 | tail -n 1)
 echo "built $first ($(stat -c %s "$first") bytes) and $second"

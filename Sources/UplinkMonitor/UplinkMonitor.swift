@@ -147,8 +147,8 @@ public final class UplinkMonitor: @unchecked Sendable {
 
     /// A one-off check of some interfaces, as `uplinkd check` does, off the caller's
     /// thread.
-    public static func check(_ interfaces: [InterfaceName], configuration: Configuration) async throws -> [CheckReport] {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[CheckReport], Error>) in
+    public static func check(_ interfaces: [InterfaceName], configuration: Configuration) async throws -> [RoundReport] {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[RoundReport], Error>) in
             let box = Unmanaged.passRetained(ThreadBody {
                 do {
                     continuation.resume(returning: try CheckRunner(configuration: configuration).run(interfaces))

@@ -32,7 +32,7 @@ enum CheckCommand {
             }
         }
 
-        let reports: [CheckReport]
+        let reports: [RoundReport]
         do {
             reports = try CheckRunner(configuration: configuration).run(parsed.interfaces)
         } catch {
@@ -42,6 +42,6 @@ enum CheckCommand {
         for report in reports {
             print(parsed.json ? report.json.serialized() : report.humanLine)
         }
-        return CheckPlanner.exitStatus(for: reports)
+        return RoundJudge.exitStatus(for: reports)
     }
 }

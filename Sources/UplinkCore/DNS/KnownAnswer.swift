@@ -25,3 +25,12 @@ public enum KnownAnswerResult: Sendable, Equatable {
         answers.contains(where: expected.addresses.contains) ? .matched : .mismatch(answers)
     }
 }
+
+extension KnownAnswerResult {
+    /// The known-answer lookup's outcome: any expected address matches, another
+    /// answer is a lie, and no answer says nothing.
+    public static func judge(_ lookup: DNSLookup, expected: KnownAnswer) -> KnownAnswerResult {
+        guard case .success(let answer) = lookup.result else { return .unanswered }
+        return judge(answer.addresses, expected: expected)
+    }
+}

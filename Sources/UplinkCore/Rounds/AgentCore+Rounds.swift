@@ -117,7 +117,7 @@ extension AgentCore {
                 ? uplink.lookupTimes.timeout(floorMilliseconds: min(lookupFloor, dnsCeiling),
                                              ceilingMilliseconds: dnsCeiling)
                 : dnsCeiling,
-            cachedAnswers: cached, probesByFamily: byFamily)
+            cachedAnswers: cached, probesByFamily: byFamily, configuration: configuration)
     }
 
     /// A full round is owed by `uplink`; when the reason is evidence against the
@@ -155,7 +155,7 @@ extension AgentCore {
     // MARK: finished rounds
 
     /// A probe round finished. Results of a stale generation only count their bytes.
-    public mutating func roundFinished(_ report: CheckReport, generation: Int, now: Instant) -> [Action] {
+    public mutating func roundFinished(_ report: RoundReport, generation: Int, now: Instant) -> [Action] {
         let at = now.monotonicMilliseconds
         // Bytes were spent whatever became of the uplink.
         budgets[report.interface, default: ByteBudget(limitBytes: nil)].record(report.totalBytes, at: at)
@@ -196,7 +196,7 @@ extension AgentCore {
     /// online over IPv4 with broken IPv6 keeps failing IPv6 quietly); a family that was
     /// not online and validated needs a full round to say it is back (and to give it
     /// its primary role again).
-    private mutating func lightRoundFinished(_ report: CheckReport, _ uplink: inout Uplink, failure: FullRoundReason,
+    private mutating func lightRoundFinished(_ report: RoundReport, _ uplink: inout Uplink, failure: FullRoundReason,
                                              now: Instant) {
         let families = uplink.machine.families
         let online = AddressFamily.allCases.filter { families[$0]?.verdict == .online }
@@ -220,7 +220,7 @@ extension AgentCore {
         }
     }
 
-    private mutating func verifyRoundFinished(_ report: CheckReport, _ uplink: inout Uplink, now: Instant) {
+    private mutating func verifyRoundFinished(_ report: RoundReport, _ uplink: inout Uplink, now: Instant) {
         guard report.assessment.verdict == .online else {
             uplink.verification = .failed
             uplink.answers.clear()
@@ -237,7 +237,7 @@ extension AgentCore {
 
     /// The only round that may change a verdict; a failed one that shows life first
     /// earns another look at the ceilings (`SecondLook`), counting what validated so far.
-    private mutating func fullRoundFinished(_ report: CheckReport, _ uplink: inout Uplink, now: Instant) -> [Action] {
+    private mutating func fullRoundFinished(_ report: RoundReport, _ uplink: inout Uplink, now: Instant) -> [Action] {
         let looked = uplink.looks.map {
             SecondLook.merged($0.merged, report, thresholdPercent: uplink.settings.successThresholdPercent)
         } ?? report
@@ -278,7 +278,7 @@ extension AgentCore {
     }
 
     /// Round-trip times, DNS answers worth keeping, from a finished round.
-    private func learn(from report: CheckReport, into uplink: inout Uplink, now: Instant) {
+    private func learn(from report: RoundReport, into uplink: inout Uplink, now: Instant) {
         for probe in report.probes where probe.judgement == .valid {
             // A bare handshake is no HTTP exchange: its time would shorten the limits.
             if report.purpose != .liveness { uplink.exchangeTimes.add(sampleMilliseconds: probe.exchangeMilliseconds) }

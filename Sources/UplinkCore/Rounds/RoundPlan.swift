@@ -15,10 +15,11 @@ public enum RoundPurpose: String, Sendable, CaseIterable {
     case liveness
 }
 
-/// One probe round as the core asks for it, with what the adapter needs to run it:
-/// the uplink, its interface index (per-link DNS state files are keyed by it), its
-/// kind (for the report), what its link allows (the families to probe, or why nothing
-/// can be probed), the probes, the time limits and the DNS answers it may reuse.
+/// One probe round as the core asks for it, with everything the adapter needs to run
+/// it and nothing to look up on the side: the uplink, its interface index (per-link
+/// DNS state files are keyed by it), its kind (for the report), what its link allows
+/// (the families to probe, or why nothing can be probed), the probes, how they are
+/// sent, the time limits, where DNS servers come from, and the answers it may reuse.
 public struct RoundPlan: Sendable, Equatable {
     public var interface: InterfaceName
     public var index: Int
@@ -36,17 +37,44 @@ public struct RoundPlan: Sendable, Equatable {
     public var dnsTimeoutMilliseconds: Int
     /// Answers still valid from earlier rounds: names found here are not resolved again.
     public var cachedAnswers: [DNSAnswerCache.Key: [IPAddress]]
+    /// How probes are sent besides the time limit: body cap, scheme rule, User-Agent,
+    /// CA file (`[check]`).
+    public var transport: ProbeSettings
+    /// `[dns]`: where the uplink's servers come from, the hijack check, `known-answer`.
+    public var dns: DNSSettings
+    /// `[interface NAME] dns`: servers given by hand, used before any discovered.
+    public var configuredDNSServers: [IPAddress]?
+    /// Time limit of each probe's external validator.
+    public var validatorTimeoutMilliseconds: Int
+    /// Whether the network's captive-portal API is asked beside the probes: full
+    /// rounds, unless `captive-portal-api = no`.
+    public var asksCaptivePortalAPI: Bool
+
+    /// Whether `[dns] known-answer` is checked: hijack evidence, a full round's
+    /// business (light and verification rounds stay one HTTP exchange).
+    public var checksKnownAnswer: Bool { purpose == .full }
+
+    /// How this round's probes are sent: its time limit, and a liveness round's bare
+    /// handshakes.
+    public var probeSettings: ProbeSettings {
+        var settings = transport
+        settings.timeoutMilliseconds = timeoutMilliseconds
+        settings.handshakeOnly = purpose == .liveness
+        return settings
+    }
 
     /// The probes to send over `family`.
     public func probes(for family: AddressFamily) -> [ProbeSpec] {
         probesByFamily[family] ?? probes
     }
 
+    /// The rest (how probes are sent, DNS, validators, the captive-portal API) comes
+    /// from `configuration`.
     public init(interface: InterfaceName, index: Int, kind: InterfaceKind, link: LinkEvaluator.Result,
                 purpose: RoundPurpose = .full, probes: [ProbeSpec], thresholdPercent: Int,
                 timeoutMilliseconds: Int, dnsTimeoutMilliseconds: Int,
                 cachedAnswers: [DNSAnswerCache.Key: [IPAddress]] = [:],
-                probesByFamily: [AddressFamily: [ProbeSpec]] = [:]) {
+                probesByFamily: [AddressFamily: [ProbeSpec]] = [:], configuration: Configuration) {
         self.probesByFamily = probesByFamily
         self.interface = interface
         self.index = index
@@ -58,6 +86,29 @@ public struct RoundPlan: Sendable, Equatable {
         self.timeoutMilliseconds = timeoutMilliseconds
         self.dnsTimeoutMilliseconds = dnsTimeoutMilliseconds
         self.cachedAnswers = cachedAnswers
+        transport = ProbeSettings(configuration: configuration, timeoutMilliseconds: timeoutMilliseconds)
+        dns = configuration.dns
+        configuredDNSServers = configuration.interfaces[interface]?.dnsServers
+        validatorTimeoutMilliseconds = configuration.validatorTimeoutMilliseconds
+        asksCaptivePortalAPI = purpose == .full && configuration.useCaptivePortalAPI
+    }
+
+    /// The probe requests over every family the link allows, names this round may
+    /// reuse already pinned to their answers.
+    public var requests: [ProbeRequest] {
+        var requests = RoundJudge.requests(for: interface, link: link, probes: probes(for:))
+        for index in requests.indices {
+            guard let host = requests[index].hostNeedingResolution,
+                  let cached = cachedAnswers[DNSAnswerCache.Key(host: host, family: requests[index].family)] else { continue }
+            requests[index].addresses = cached
+        }
+        return requests
+    }
+
+    /// The families whose `known-answer` lookup this round makes, given its requests.
+    public func knownAnswerFamilies(_ requests: [ProbeRequest]) -> [AddressFamily] {
+        guard checksKnownAnswer, let known = dns.knownAnswer else { return [] }
+        return Set(requests.map(\.family)).intersection(known.families).sorted { $0.rawValue < $1.rawValue }
     }
 
     /// A one-shot full round with the configured ceilings (`uplinkd check`).
@@ -69,6 +120,6 @@ public struct RoundPlan: Sendable, Equatable {
                          probes: settings.probes(from: configuration.probes),
                          thresholdPercent: settings.successThresholdPercent,
                          timeoutMilliseconds: settings.timeoutMilliseconds,
-                         dnsTimeoutMilliseconds: configuration.dns.timeoutMilliseconds)
+                         dnsTimeoutMilliseconds: configuration.dns.timeoutMilliseconds, configuration: configuration)
     }
 }

@@ -81,6 +81,6 @@ enum Verification: Sendable, Equatable {
 
 /// A doubt looked at more than once (see `SecondLook`): the looks so far, merged.
 struct LooksSoFar: Sendable, Equatable {
-    var merged: CheckReport
+    var merged: RoundReport
     var count: Int
 }

@@ -12,7 +12,7 @@ public enum SecondLook {
     public static let maximumLooks = 2
 
     /// Whether a failed round shows life.
-    public static func showsLife(_ report: CheckReport) -> Bool {
+    public static func showsLife(_ report: RoundReport) -> Bool {
         guard report.assessment.verdict == .limited else { return false }
         return report.probes.contains { probe in
             probe.judgement == .valid
@@ -23,7 +23,7 @@ public enum SecondLook {
     /// `later`, with each probe that failed there but validated in `earlier` counted as
     /// validated, and each family judged again. A family whose later verdict is
     /// `captive` keeps it: portal evidence outweighs an earlier success.
-    public static func merged(_ earlier: CheckReport, _ later: CheckReport, thresholdPercent: Int) -> CheckReport {
+    public static func merged(_ earlier: RoundReport, _ later: RoundReport, thresholdPercent: Int) -> RoundReport {
         var result = later
         var probes: [ProbeReport] = []
         var families = later.families

@@ -554,7 +554,7 @@ public final class Agent {
         }
     }
 
-    private func roundFinished(_ report: CheckReport, generation: Int) {
+    private func roundFinished(_ report: RoundReport, generation: Int) {
         guard isRunning else { return }
         Log.debug("round on \(report.interface): \(report.humanLine) (\(report.purpose.rawValue) round)")
         perform(core.roundFinished(report, generation: generation, now: now()))
@@ -568,7 +568,7 @@ public final class Agent {
             switch action {
             case .startRound(let plan, let generation):
                 Log.debug("round on \(plan.interface): starts (\(plan.purpose.rawValue) round, \(plan.timeoutMilliseconds) ms limit)")
-                rounds.run(plan, configuration: configuration) { [weak self] report in
+                rounds.run(plan) { [weak self] report in
                     self?.roundFinished(report, generation: generation)
                 }
             case .runHook(var event):

@@ -8,7 +8,7 @@ import UplinkCore
 /// carried, and who to tell. The prober owns it; libcurl holds an unretained pointer to
 /// it as the write and open-socket callbacks' user data until its easy handle is
 /// removed from the multi handle (sockets are opened only while it runs).
-final class Transfer {
+final class CurlTransfer {
     let easy: UnsafeMutableRawPointer
     let request: ProbeRequest
     let bodyLimitBytes: Int

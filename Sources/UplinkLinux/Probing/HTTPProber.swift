@@ -11,17 +11,17 @@ import UplinkCore
 /// and reads at most `bodyLimitBytes` of body.
 ///
 /// Ownership: the prober owns the multi handle and every easy handle with its
-/// `Transfer`. libcurl gets *unretained* pointers to the prober (socket, timer and
-/// close-socket user data) and to each Transfer (write and open-socket user data);
+/// `CurlTransfer`. libcurl gets *unretained* pointers to the prober (socket, timer and
+/// close-socket user data) and to each CurlTransfer (write and open-socket user data);
 /// both outlive every callback because handles are removed from the multi handle
-/// before a Transfer is released, sockets open only while their transfer runs, and the
+/// before a CurlTransfer is released, sockets open only while their transfer runs, and the
 /// multi handle (with any connection libcurl still holds) is cleaned up in `deinit`.
 /// Sockets are opened and closed by the prober so their TCP_INFO can be read before
 /// the close: the bytes counted are the ones on the wire.
 public final class HTTPProber: ProbeSending {
     private let loop: EventLoop
     private let multi: UnsafeMutableRawPointer
-    private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var curlTimer: EventLoop.TimerID?
     private var watchedSockets: Set<Int32> = []
     /// DNS caches for pinned answers, one per interface and family, with the number of
@@ -30,7 +30,7 @@ public final class HTTPProber: ProbeSending {
     private var pinCaches: [PinCacheKey: (share: UnsafeMutableRawPointer, users: Int)] = [:]
     /// Which transfer opened each open probe socket, so its bytes are counted when
     /// libcurl closes it (through the prober, which outlives every socket).
-    private var socketOwners: [Int32: Transfer] = [:]
+    private var socketOwners: [Int32: CurlTransfer] = [:]
 
     /// Whether a prober may make TLS connections (https probes, the captive-portal
     /// API). Setting TLS up in full (OpenSSL's configuration file, every cipher and
@@ -104,7 +104,7 @@ public final class HTTPProber: ProbeSending {
             throw CurlError(easy: CURLE_UNSUPPORTED_PROTOCOL, "https without TLS set up in this process")
         }
         guard let easy = curl_easy_init() else { throw CurlError(easy: CURLE_OUT_OF_MEMORY, "curl_easy_init") }
-        let transfer = Transfer(easy: easy, request: request, bodyLimitBytes: settings.bodyLimitBytes,
+        let transfer = CurlTransfer(easy: easy, request: request, bodyLimitBytes: settings.bodyLimitBytes,
                                 startNanoseconds: loop.time.monotonicNanoseconds, completion: completion)
         transfer.owner = self
         transfer.handshakeOnly = settings.handshakeOnly
@@ -126,7 +126,7 @@ public final class HTTPProber: ProbeSending {
     /// Pins the probe's host name to the addresses the uplink's own DNS gave
     /// (CURLOPT_RESOLVE), in a DNS cache private to this interface and family, so
     /// libcurl never asks the system resolver (which would go out the primary).
-    private func pin(_ transfer: Transfer) throws(CurlError) {
+    private func pin(_ transfer: CurlTransfer) throws(CurlError) {
         let request = transfer.request
         guard !request.addresses.isEmpty else { return }
         let key = PinCacheKey(interface: request.interface, family: request.family)
@@ -151,7 +151,7 @@ public final class HTTPProber: ProbeSending {
     }
 
     /// Frees a transfer's C resources, then its pin cache if no other transfer uses it.
-    private func release(_ transfer: Transfer) {
+    private func release(_ transfer: CurlTransfer) {
         transfer.release()
         guard let key = transfer.pinCacheKey, var cache = pinCaches[key] else { return }
         transfer.pinCacheKey = nil
@@ -164,7 +164,7 @@ public final class HTTPProber: ProbeSending {
         }
     }
 
-    private func configure(_ transfer: Transfer, settings: ProbeSettings) throws(CurlError) {
+    private func configure(_ transfer: CurlTransfer, settings: ProbeSettings) throws(CurlError) {
         let easy = transfer.easy
         let request = transfer.request
         func check(_ code: CURLcode, _ what: String) throws(CurlError) {
@@ -220,12 +220,12 @@ public final class HTTPProber: ProbeSending {
     // MARK: libcurl callbacks (non-capturing; `self` comes back from the user pointer)
 
     private static let writeTrampoline: uplinkd_write_callback = { data, size, count, user in
-        let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(user!).takeUnretainedValue()
         return transfer.append(data, size * count)
     }
 
     private static let openSocketTrampoline: uplinkd_open_socket_callback = { user, _, address in
-        let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(user!).takeUnretainedValue()
         guard let address else { return CURL_SOCKET_BAD }
         let descriptor = socket(address.pointee.family, address.pointee.socktype | Int32(UPLINKD_SOCK_CLOEXEC),
                                 address.pointee.protocol)

@@ -11,7 +11,7 @@ public final class CheckRunner {
         self.kindReader = kindReader
     }
 
-    public func run(_ interfaces: [InterfaceName]) throws(AdapterError) -> [CheckReport] {
+    public func run(_ interfaces: [InterfaceName]) throws(AdapterError) -> [RoundReport] {
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw .system(error) }
         let started = loop.nowMilliseconds
@@ -29,7 +29,7 @@ public final class CheckRunner {
         let rounds = RoundRunner(loop: loop, prober: prober, resolver: DNSResolver(loop: loop), files: files,
                                  validator: ValidatorRunner(loop: loop))
 
-        var reports: [CheckReport?] = Array(repeating: nil, count: interfaces.count)
+        var reports: [RoundReport?] = Array(repeating: nil, count: interfaces.count)
         let startRounds = { [self] (modems: [ModemFacts]) in
             for (position, name) in interfaces.enumerated() {
                 let facts = snapshot.facts(for: name)
@@ -75,9 +75,9 @@ public final class CheckRunner {
 
     /// One round, and another while a failed one shows life (see `SecondLook`): a
     /// lossy uplink is judged on what validated in any of its looks.
-    private func look(_ plan: RoundPlan, rounds: RoundRunner, started: Int, earlier: CheckReport?, looks: Int,
-                      completion: @escaping (CheckReport) -> Void) {
-        rounds.run(plan, configuration: configuration, startedMilliseconds: started) { [self] report in
+    private func look(_ plan: RoundPlan, rounds: RoundRunner, started: Int, earlier: RoundReport?, looks: Int,
+                      completion: @escaping (RoundReport) -> Void) {
+        rounds.run(plan, startedMilliseconds: started) { [self] report in
             let merged = earlier.map { SecondLook.merged($0, report, thresholdPercent: plan.thresholdPercent) } ?? report
             guard looks < SecondLook.maximumLooks, SecondLook.showsLife(merged) else {
                 var final = merged

@@ -125,7 +125,7 @@ struct CoreDriver {
         }
         let (plan, generation) = inFlight.remove(at: index)
         now = time
-        var report = CheckReport(interface: name, kind: plan.kind, assessment: assessment, families: [.ipv4: assessment],
+        var report = RoundReport(interface: name, kind: plan.kind, assessment: assessment, families: [.ipv4: assessment],
                                  probes: [ProbeReport(name: "a", url: "http://x/", family: .ipv4,
                                                       judgement: assessment.verdict == .online ? .valid : .broken(reason: .timeout),
                                                       status: 204, elapsedMilliseconds: 1, bytes: bytes)],
@@ -170,7 +170,7 @@ struct CoreDriver {
         answerAll()
     }
 
-    func report(for plan: RoundPlan) -> CheckReport {
+    func report(for plan: RoundPlan) -> RoundReport {
         let families: [AddressFamily]
         if case .probe(let probed) = plan.link { families = probed } else { families = [] }
         var results: [ProbeResult] = []
@@ -201,7 +201,7 @@ struct CoreDriver {
         let api = plan.purpose == .full ? captivePortal[plan.interface].map {
             CaptivePortalCheck(uri: try! ProbeURL(parsing: "https://capport.example/api"), status: $0, bytes: 800)
         } : nil
-        var report = CheckPlanner.report(interface: plan.interface, kind: plan.kind, link: plan.link, results: results,
+        var report = RoundJudge.report(interface: plan.interface, kind: plan.kind, link: plan.link, results: results,
                                          thresholdPercent: plan.thresholdPercent, elapsedMilliseconds: 5,
                                          captivePortal: api)
         report.purpose = plan.purpose

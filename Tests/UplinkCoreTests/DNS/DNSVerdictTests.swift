@@ -12,7 +12,7 @@ struct DNSVerdictTests {
     }
 
     @Test func aHijackedNameIsCaptiveWithTheProbeURL() throws {
-        let report = CheckPlanner.report(
+        let report = RoundJudge.report(
             interface: eth0, kind: .ethernet, link: .probe([.ipv4]),
             results: [try result(.ipv4, .dnsHijack(addresses("10.0.0.1")))], thresholdPercent: 50, elapsedMilliseconds: 9)
         #expect(report.assessment.verdict == .captive)
@@ -21,14 +21,14 @@ struct DNSVerdictTests {
     }
 
     @Test func noAnswerIsLimitedDNSFailed() throws {
-        let report = CheckPlanner.report(
+        let report = RoundJudge.report(
             interface: eth0, kind: .ethernet, link: .probe([.ipv4]),
             results: [try result(.ipv4, .failure(.dnsFailed))], thresholdPercent: 50, elapsedMilliseconds: 9)
         #expect(report.assessment == Assessment(.limited, reason: .dnsFailed))
     }
 
     @Test func eachFamilyIsJudgedAndTheBestWins() throws {
-        let report = CheckPlanner.report(
+        let report = RoundJudge.report(
             interface: eth0, kind: .ethernet, link: .probe([.ipv4, .ipv6]),
             results: [try result(.ipv4, .response(ProbeResponse(status: 204))), try result(.ipv6, .failure(.timeout))],
             thresholdPercent: 50, elapsedMilliseconds: 9,
@@ -42,7 +42,7 @@ struct DNSVerdictTests {
     }
 
     @Test func anIPv6OnlyUplinkWithInternetIsOnline() throws {
-        let report = CheckPlanner.report(
+        let report = RoundJudge.report(
             interface: eth0, kind: .wwan, link: .probe([.ipv6]),
             results: [try result(.ipv6, .response(ProbeResponse(status: 204)))], thresholdPercent: 50, elapsedMilliseconds: 9)
         #expect(report.assessment.verdict == .online)
@@ -50,7 +50,7 @@ struct DNSVerdictTests {
     }
 
     @Test func aLyingResolverVetoesItsFamily() throws {
-        let report = CheckPlanner.report(
+        let report = RoundJudge.report(
             interface: eth0, kind: .ethernet, link: .probe([.ipv4, .ipv6]),
             results: [try result(.ipv4, .response(ProbeResponse(status: 204))),
                       try result(.ipv6, .response(ProbeResponse(status: 204)))],

@@ -75,7 +75,7 @@ struct HijackedAnswerTests {
         request.addresses = hijacked
         let results = [ProbeResult(request: request, outcome: hijack(response(302, location: "http://10.0.0.1/login")),
                                    elapsedMilliseconds: 7, bytes: 900, dnsMilliseconds: 2)]
-        let report = CheckPlanner.report(interface: eth0, kind: .wifi, link: .probe([.ipv4]), results: results,
+        let report = RoundJudge.report(interface: eth0, kind: .wifi, link: .probe([.ipv4]), results: results,
                                          thresholdPercent: 50, elapsedMilliseconds: 9)
         #expect(report.assessment == Assessment(.captive, reason: .dnsHijack, portalURL: "http://10.0.0.1/login"))
         #expect(report.families[.ipv4]?.portalURL == "http://10.0.0.1/login")
@@ -93,7 +93,7 @@ struct HijackedAnswerTests {
                         outcome: hijack(exchange), elapsedMilliseconds: 7, bytes: 90)
         }
         func portalURL(_ results: [ProbeResult]) -> String? {
-            CheckPlanner.report(interface: eth0, kind: .wifi, link: .probe([.ipv4]), results: results,
+            RoundJudge.report(interface: eth0, kind: .wifi, link: .probe([.ipv4]), results: results,
                                 thresholdPercent: 50, elapsedMilliseconds: 9).assessment.portalURL
         }
         let timedOut = try result(probeURL, .failure(.timeout))
@@ -106,7 +106,7 @@ struct HijackedAnswerTests {
     @Test func aFailedOrUnsentExchangeReportsNoStatus() throws {
         let request = ProbeRequest(interface: eth0, family: .ipv4, probe: try probe(probeURL), addresses: hijacked)
         for outcome in [hijack(.failure(.timeout)), ProbeOutcome.dnsHijack(hijacked)] {
-            let report = CheckPlanner.report(
+            let report = RoundJudge.report(
                 interface: eth0, kind: .wifi, link: .probe([.ipv4]),
                 results: [ProbeResult(request: request, outcome: outcome, elapsedMilliseconds: 7, bytes: 90)],
                 thresholdPercent: 50, elapsedMilliseconds: 9)

@@ -74,11 +74,11 @@ struct CaptivePortalAPITests {
         #expect(CaptivePortalAPI.networkdURI("ADDRESS=1\nCAPTIVE_PORTAL=https://n.example/api\n")?.description == "https://n.example/api")
     }
 
-    func report(_ api: CaptivePortalCheck?, probes outcome: ProbeOutcome) -> CheckReport {
+    func report(_ api: CaptivePortalCheck?, probes outcome: ProbeOutcome) -> RoundReport {
         let probe = ProbeSpec(name: "p", url: try! ProbeURL(parsing: "http://192.0.2.80/generate_204"), expectation: Expectation())
         let result = ProbeResult(request: ProbeRequest(interface: "wlan0", family: .ipv4, probe: probe), outcome: outcome,
                                  elapsedMilliseconds: 5, bytes: 100)
-        return CheckPlanner.report(interface: "wlan0", kind: .wifi, link: .probe([.ipv4]), results: [result],
+        return RoundJudge.report(interface: "wlan0", kind: .wifi, link: .probe([.ipv4]), results: [result],
                                    thresholdPercent: 50, elapsedMilliseconds: 5, captivePortal: api)
     }
 
@@ -133,7 +133,7 @@ struct CaptivePortalAPITests {
             ProbeResult(request: ProbeRequest(interface: "wlan0", family: family, probe: probe), outcome: outcome,
                         elapsedMilliseconds: 5, bytes: 100)
         }
-        let held = CheckPlanner.report(interface: "wlan0", kind: .wifi, link: .probe([.ipv4, .ipv6]),
+        let held = RoundJudge.report(interface: "wlan0", kind: .wifi, link: .probe([.ipv4, .ipv6]),
                                        results: [result(.ipv4, .failure(.timeout)),
                                                  result(.ipv6, .response(ProbeResponse(status: 302, location: "http://portal.lab/v6")))],
                                        thresholdPercent: 50, elapsedMilliseconds: 5, captivePortal: api)
@@ -238,7 +238,7 @@ struct CaptivePortalAPITests {
         func assess(_ response: ProbeResponse) -> Assessment {
             let result = ProbeResult(request: ProbeRequest(interface: "wlan0", family: .ipv4, probe: probe),
                                      outcome: .response(response), elapsedMilliseconds: 5, bytes: 100)
-            return CheckPlanner.report(interface: "wlan0", kind: .wifi, link: .probe([.ipv4]), results: [result],
+            return RoundJudge.report(interface: "wlan0", kind: .wifi, link: .probe([.ipv4]), results: [result],
                                        thresholdPercent: 50, elapsedMilliseconds: 5).assessment
         }
         let wispr = Array(("<html><!--<?xml version=\"1.0\"?><WISPAccessGatewayParam><Redirect><MessageType>100</MessageType>"

@@ -182,9 +182,9 @@ struct PrometheusTextTests {
         #expect(core.probeBytesTotals["wwan0"] == 1_700)
     }
 
-    private func probeReport(_ name: InterfaceName, bytes: Int) -> CheckReport {
+    private func probeReport(_ name: InterfaceName, bytes: Int) -> RoundReport {
         let assessment = Assessment(.online, reason: .validated)
-        return CheckReport(interface: name, kind: .wwan, assessment: assessment, families: [.ipv4: assessment],
+        return RoundReport(interface: name, kind: .wwan, assessment: assessment, families: [.ipv4: assessment],
                            probes: [ProbeReport(name: "a", url: "http://x/", family: .ipv4, judgement: .valid,
                                                 status: 204, elapsedMilliseconds: 1, bytes: bytes)],
                            elapsedMilliseconds: 1)

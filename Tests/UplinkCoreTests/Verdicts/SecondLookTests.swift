@@ -41,9 +41,9 @@ struct SecondLookTests {
     }
 
     /// A round over the five probes, ending as `ends` says, in probe order.
-    private func round(_ ends: [End], families: [AddressFamily] = [.ipv4]) -> CheckReport {
+    private func round(_ ends: [End], families: [AddressFamily] = [.ipv4]) -> RoundReport {
         let results = families.flatMap { family in zip(SecondLookTests.names, ends).map { result($0, $1, family: family) } }
-        return CheckPlanner.report(interface: "eth0", kind: .ethernet, link: .probe(families), results: results,
+        return RoundJudge.report(interface: "eth0", kind: .ethernet, link: .probe(families), results: results,
                                    thresholdPercent: 50, elapsedMilliseconds: 5_100)
     }
 

@@ -1,6 +1,6 @@
 /// Plans a one-shot check and turns its results into a report. Pure: the adapters
 /// gather link facts and run the probes; this decides.
-public enum CheckPlanner {
+public enum RoundJudge {
     /// The probe requests for one interface, given what its link facts allow.
     public static func requests(for interface: InterfaceName, link: LinkEvaluator.Result,
                                 probes: [ProbeSpec]) -> [ProbeRequest] {
@@ -24,11 +24,11 @@ public enum CheckPlanner {
                               results: [ProbeResult], thresholdPercent: Int, elapsedMilliseconds: Int,
                               dns: DNSServers? = nil,
                               knownAnswers: [AddressFamily: KnownAnswerResult] = [:],
-                              captivePortal: CaptivePortalCheck? = nil) -> CheckReport {
+                              captivePortal: CaptivePortalCheck? = nil) -> RoundReport {
         let families: [AddressFamily]
         switch link {
         case .down(let reason):
-            return CheckReport(interface: interface, kind: kind, assessment: Assessment(.down, reason: reason),
+            return RoundReport(interface: interface, kind: kind, assessment: Assessment(.down, reason: reason),
                                elapsedMilliseconds: elapsedMilliseconds, dns: dns)
         case .probe(let probed):
             families = probed
@@ -82,7 +82,7 @@ public enum CheckPlanner {
             perFamily[family]?.portalIsWISPrLogin = assessment.portalURL.map { wisprServed($0, in: familyResults) } ?? false
         }
         let assessment = Aggregator.best(of: perFamily) ?? Assessment(.unknown, reason: .noProbes)
-        var report = CheckReport(interface: interface, kind: kind, assessment: assessment, families: perFamily,
+        var report = RoundReport(interface: interface, kind: kind, assessment: assessment, families: perFamily,
                                  probes: probeReports, elapsedMilliseconds: elapsedMilliseconds, dns: dns)
         report.captivePortal = captivePortal
         return report
@@ -127,7 +127,7 @@ public enum CheckPlanner {
 
     /// Exit status for several interfaces: the highest of their statuses, so 0 means
     /// every named interface is online.
-    public static func exitStatus(for reports: [CheckReport]) -> Int32 {
+    public static func exitStatus(for reports: [RoundReport]) -> Int32 {
         reports.map { $0.assessment.verdict.exitStatus }.max() ?? 0
     }
 }

@@ -41,7 +41,7 @@ public struct ProbeReport: Sendable, Equatable {
 }
 
 /// The answer of `uplinkd check` for one interface.
-public struct CheckReport: Sendable, Equatable {
+public struct RoundReport: Sendable, Equatable {
     public var interface: InterfaceName
     public var kind: InterfaceKind
     public var assessment: Assessment

@@ -1,8 +1,5 @@
-import CAres
-import UplinkCore
-
-/// Why a name did not resolve through an uplink: the c-ares status, mapped here at
-/// the edge, with its code and c-ares's sentence.
+/// Why a name did not resolve through an uplink: the resolver's status (c-ares's,
+/// mapped at the edge by the DNS adapter), with its code and the library's sentence.
 public struct DNSFailure: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// The uplink has no DNS servers from any enabled source.
@@ -26,16 +23,10 @@ public struct DNSFailure: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { code == 0 ? message : "\(message) (code \(code))" }
 
-    static func status(_ status: Int32) -> DNSFailure {
-        let kind: Kind
-        switch status {
-        case ARES_ENOTFOUND: kind = .notFound
-        case ARES_ENODATA: kind = .noData
-        case ARES_ETIMEOUT: kind = .timeout
-        case ARES_ESERVFAIL, ARES_EREFUSED, ARES_EBADRESP, ARES_ECONNREFUSED, ARES_EFORMERR: kind = .serverError
-        default: kind = .other
-        }
-        return DNSFailure(kind: kind, code: Int(status), message: String(cString: ares_strerror(status)))
+    public init(kind: Kind, code: Int, message: String) {
+        self.kind = kind
+        self.code = code
+        self.message = message
     }
 }
 

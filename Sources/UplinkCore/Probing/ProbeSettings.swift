@@ -1,8 +1,6 @@
-import UplinkCore
-
 /// How probes are sent: the round's time limit, and the configuration's body limit,
 /// scheme rule and User-Agent.
-public struct ProbeSettings: Sendable {
+public struct ProbeSettings: Sendable, Equatable {
     public var timeoutMilliseconds: Int
     public var bodyLimitBytes: Int
     public var httpsOnly: Bool

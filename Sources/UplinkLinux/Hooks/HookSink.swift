@@ -1,0 +1,14 @@
+import UplinkCore
+
+/// Where hook events go: the hook runner, or a recorder in tests.
+public protocol HookSink: AnyObject {
+    /// Called on the loop when every hook of an event has run.
+    var onEventFinished: ((HookEvent) -> Void)? { get set }
+    func enqueue(_ event: HookEvent)
+    /// Events queued or running: how far the hooks are behind.
+    var pendingEvents: Int { get }
+    /// Drops queued events, lets a running hook finish, runs the hooks for
+    /// `finalEvent` (the stop event), then calls `completion`.
+    func drain(finalEvent: HookEvent?, then completion: @escaping () -> Void)
+    func reconfigure(directories: HookDirectories, timeoutMilliseconds: Int)
+}
