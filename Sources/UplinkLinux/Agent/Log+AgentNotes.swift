@@ -2,6 +2,16 @@ import UplinkCore
 
 /// How the agent words the core's notes and events in its log.
 extension Log {
+    static func kept(_ setting: RestartOnlySetting) {
+        switch setting {
+        case .stateFile(let path):
+            warning("state-file changes take effect at restart; still writing \(path)")
+        case .routingEntries(let routing):
+            warning("route-table, rule-priority and route-protocol changes take effect at restart; "
+                    + "still table \(routing.table), rules \(routing.rulePriority) and \(routing.rulePriority + 1), protocol \(routing.protocolNumber)")
+        }
+    }
+
     static func event(_ event: HookEvent) {
         let interface = event.interface?.value ?? "-"
         switch event.kind {

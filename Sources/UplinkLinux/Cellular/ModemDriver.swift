@@ -1,0 +1,47 @@
+import UplinkCore
+
+/// ModemManager's modems for the agent (`modemmanager = yes`): follows them into the
+/// core and carries out what the core asks of them (the recovery ladder's steps, a
+/// cold backup's parked bearer). Runs on the agent's loop.
+final class ModemDriver {
+    private unowned let agent: Agent
+    private var source: ModemSource?
+
+    init(agent: Agent) {
+        self.agent = agent
+    }
+
+    /// Starts following the modems, when the configuration asks for ModemManager.
+    func start() {
+        guard agent.configuration.agent.modems.useModemManager, let source = agent.adapters.modems(agent.loop) else { return }
+        self.source = source
+        source.onChange = { [unowned agent] modems in
+            guard agent.isRunning else { return }
+            agent.perform(agent.core.modemsChanged(modems, now: agent.now()))
+        }
+        source.start(signalIntervalMilliseconds: agent.configuration.agent.modems.signalIntervalMilliseconds)
+    }
+
+    func recover(_ equipmentID: String, _ step: RecoveryStep) {
+        switch step {
+        case .reconnect: source?.reconnect(equipmentID)
+        case .reset: source?.reset(equipmentID)
+        case .powerCycle: break
+        }
+    }
+
+    func setBearer(_ equipmentID: String, connected: Bool) {
+        source?.setBearer(equipmentID, connected: connected)
+    }
+
+    /// At the stop: parked bearers dial again. Sent now, flushed when the bus closes
+    /// after the loop: ModemManager dials on after we are gone.
+    func stop() {
+        for id in agent.core.parkedBearers { source?.setBearer(id, connected: true) }
+    }
+
+    /// After the loop: the bus connection goes.
+    func close() {
+        source = nil
+    }
+}

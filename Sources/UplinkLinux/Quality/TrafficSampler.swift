@@ -1,0 +1,41 @@
+import UplinkCore
+
+/// Samples the primary's packet counters while the core wants them (stall detection),
+/// at the pace it asks for: one timer, moved when the primary changes.
+final class TrafficSampler {
+    private unowned let agent: Agent
+    /// The next sample, and whose.
+    private var timer: (id: EventLoop.TimerID, interface: InterfaceName)?
+
+    init(agent: Agent) {
+        self.agent = agent
+    }
+
+    func schedule() {
+        guard agent.isRunning, let target = agent.core.trafficSampling() else { return cancel() }
+        if let timer {
+            guard timer.interface != target.interface else { return }
+            agent.loop.cancel(timer.id)
+        }
+        let id = agent.loop.schedule(afterMilliseconds: target.delayMilliseconds) { [weak self] in
+            guard let self else { return }
+            timer = nil
+            sample(target.interface)
+        }
+        timer = (id, target.interface)
+    }
+
+    func cancel() {
+        if let timer { agent.loop.cancel(timer.id) }
+        timer = nil
+    }
+
+    private func sample(_ interface: InterfaceName) {
+        guard let packets = agent.adapters.traffic.packets(of: interface) else { return schedule() }
+        let actions = agent.core.trafficSampled(interface, receivedPackets: packets.received,
+                                                transmittedPackets: packets.transmitted, now: agent.now())
+        // Most samples change nothing: only the next one is due then.
+        guard !actions.isEmpty else { return schedule() }
+        agent.perform(actions)
+    }
+}
