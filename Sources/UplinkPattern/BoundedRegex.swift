@@ -12,18 +12,18 @@ import CPCRE2Shim
 // @unchecked: the only state is the compiled program, written once by `init` and
 // freed by `deinit`; PCRE2 documents that a compiled pattern may be matched from
 // several threads at once (each search has its own match data).
-public final class BoundedRegex: @unchecked Sendable {
+package final class BoundedRegex: @unchecked Sendable {
     /// The bounds of compiling and searching.
-    public struct Limits: Sendable, Equatable {
-        public var patternBytes: Int
-        public var parenthesesDepth: Int
+    package struct Limits: Sendable, Equatable {
+        package var patternBytes: Int
+        package var parenthesesDepth: Int
         /// Over the whole search: a pattern item tried, or one byte moved over.
-        public var steps: Int
+        package var steps: Int
         /// PCRE2's match limit: backtracks from any one start position.
-        public var backtracksPerStart: Int
-        public var heapKiB: Int
+        package var backtracksPerStart: Int
+        package var heapKiB: Int
 
-        public init(patternBytes: Int, parenthesesDepth: Int, steps: Int, backtracksPerStart: Int, heapKiB: Int) {
+        package init(patternBytes: Int, parenthesesDepth: Int, steps: Int, backtracksPerStart: Int, heapKiB: Int) {
             self.patternBytes = patternBytes
             self.parenthesesDepth = parenthesesDepth
             self.steps = steps
@@ -36,12 +36,12 @@ public final class BoundedRegex: @unchecked Sendable {
         /// quadratic patterns within milliseconds; exponential ones stop sooner, at
         /// 100,000 backtracks from their first start. 1 MiB holds the backtracking
         /// frames of a group repeated over a 4 KiB body.
-        public static let standard = Limits(patternBytes: 1_024, parenthesesDepth: 64, steps: 1_000_000,
+        package static let standard = Limits(patternBytes: 1_024, parenthesesDepth: 64, steps: 1_000_000,
                                             backtracksPerStart: 100_000, heapKiB: 1_024)
     }
 
     /// How a search ended.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         case matched
         case notMatched
         /// The step budget ran out before the search could decide.
@@ -53,19 +53,19 @@ public final class BoundedRegex: @unchecked Sendable {
     }
 
     /// Why a pattern was refused, worded for an error message.
-    public struct CompileError: Error, Sendable, Equatable {
-        public let message: String
+    package struct CompileError: Error, Sendable, Equatable {
+        package let message: String
         /// Where in the pattern (bytes), when PCRE2 says.
-        public let offset: Int?
+        package let offset: Int?
 
-        public var description: String { offset.map { "\(message) at offset \($0)" } ?? message }
+        package var description: String { offset.map { "\(message) at offset \($0)" } ?? message }
     }
 
-    public let source: String
-    public let limits: Limits
+    package let source: String
+    package let limits: Limits
     private let program: OpaquePointer
 
-    public init(_ source: String, limits: Limits = .standard) throws(CompileError) {
+    package init(_ source: String, limits: Limits = .standard) throws(CompileError) {
         let bytes = Array(source.utf8)
         // Checked before PCRE2 sees it, for a message that gives both sizes.
         guard bytes.count <= limits.patternBytes else {
@@ -89,10 +89,10 @@ public final class BoundedRegex: @unchecked Sendable {
 
     /// Whether the pattern matches anywhere in `subject`. Invalid UTF-8 in the subject
     /// is never matched by anything, and is no error.
-    public func search(_ subject: [UInt8]) -> Outcome { searchCountingSteps(subject).outcome }
+    package func search(_ subject: [UInt8]) -> Outcome { searchCountingSteps(subject).outcome }
 
     /// `search`, with the number of steps it took (for tests and benchmarks).
-    public func searchCountingSteps(_ subject: [UInt8]) -> (outcome: Outcome, steps: Int) {
+    package func searchCountingSteps(_ subject: [UInt8]) -> (outcome: Outcome, steps: Int) {
         var steps: UInt64 = 0
         var errorCode: Int32 = 0
         let result = subject.withUnsafeBufferPointer { buffer in

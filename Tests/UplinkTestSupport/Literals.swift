@@ -11,7 +11,7 @@ extension InterfaceName: ExpressibleByStringLiteral {
 
 // Priority entries as written in the configuration: a kind, else an interface name.
 extension PriorityEntry: ExpressibleByStringLiteral {
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         if let kind = InterfaceKind(rawValue: value) {
             self = .kind(kind)
         } else {

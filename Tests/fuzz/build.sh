@@ -23,15 +23,15 @@ module CPCRE2Shim {
 MAP
 
 # One module at a time, whole-module, as SwiftPM would: UplinkPattern, UplinkCore.
-swiftc "${sanitize[@]}" -O -g -parse-as-library -wmo -module-name UplinkPattern \
+swiftc "${sanitize[@]}" -O -g -package-name uplinkd -parse-as-library -wmo -module-name UplinkPattern \
     -Xcc -fmodule-map-file="$out/CPCRE2Shim.modulemap" \
     -emit-module -emit-module-path "$out/UplinkPattern.swiftmodule" \
     -c Sources/UplinkPattern/*.swift -o "$out/UplinkPattern.o"
-swiftc "${sanitize[@]}" -O -g -parse-as-library -wmo -module-name UplinkCore -I "$out" \
+swiftc "${sanitize[@]}" -O -g -package-name uplinkd -parse-as-library -wmo -module-name UplinkCore -I "$out" \
     -Xcc -fmodule-map-file="$out/CPCRE2Shim.modulemap" \
     -emit-module -emit-module-path "$out/UplinkCore.swiftmodule" \
     -c $(find Sources/UplinkCore -name "*.swift" | sort) -o "$out/UplinkCore.o"
-swiftc "${sanitize[@]}" -O -g -parse-as-library -module-name UplinkFuzz -I "$out" \
+swiftc "${sanitize[@]}" -O -g -package-name uplinkd -parse-as-library -module-name UplinkFuzz -I "$out" \
     -Xcc -fmodule-map-file="$out/CPCRE2Shim.modulemap" \
     Tests/fuzz/FuzzTargets.swift "$out/UplinkCore.o" "$out/UplinkPattern.o" "$out/pcre2_shim.o" \
     -lpcre2-8 -o "$out/uplinkd-fuzz" 2> >(grep -v "Cannot export local symbol '__asan" >&2)

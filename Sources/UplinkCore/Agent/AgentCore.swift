@@ -19,9 +19,9 @@ struct SidelinedProbe: Hashable, Sendable {
 /// (its round state machine in `UplinkRoundState.swift`); starting and finishing
 /// rounds in `AgentCore+Rounds.swift`; the primary in `AgentCore+Primary.swift`; hook
 /// events and the published state in `AgentCore+Events.swift`.
-public struct AgentCore: Sendable {
+package struct AgentCore: Sendable {
     /// What the runtime must do.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Run this round; report back with the same generation.
         case startRound(RoundPlan, generation: Int)
         case runHook(HookEvent)
@@ -39,16 +39,16 @@ public struct AgentCore: Sendable {
     /// Time limits of rounds on an online uplink never go below these: a healthy
     /// exchange needs at least a few round trips, and Linux retransmits a lost SYN
     /// after one second.
-    public static let exchangeFloorMilliseconds = 1_000
-    public static let lookupFloorMilliseconds = 1_000
+    package static let exchangeFloorMilliseconds = 1_000
+    package static let lookupFloorMilliseconds = 1_000
     /// The floor of a full round confirming that an online uplink passes nothing (a
     /// stall, a failed light or liveness round): its own round trips, when that short,
     /// tell a dead path; a probe that connects and then runs out of time earns a
     /// second look at the ceilings.
-    public static let confirmationFloorMilliseconds = 250
+    package static let confirmationFloorMilliseconds = 250
 
-    public private(set) var configuration: Configuration
-    public var policy: AgentPolicy { configuration.agent }
+    package private(set) var configuration: Configuration
+    package var policy: AgentPolicy { configuration.agent }
     var uplinks: [InterfaceName: Uplink] = [:]
     /// Byte budgets by interface name; they outlive an uplink that vanishes and comes
     /// back (a modem re-enumerating must not reset its metered day).
@@ -72,30 +72,30 @@ public struct AgentCore: Sendable {
     /// Data plans and the local time their cycles follow (`AgentCore+Plans.swift`).
     var metering = MeteringState()
 
-    public init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
     }
 
-    public var primary: InterfaceName? { selector.primary }
+    package var primary: InterfaceName? { selector.primary }
     /// The primary of each family that has one.
-    public var familyPrimaries: [AddressFamily: InterfaceName] {
+    package var familyPrimaries: [AddressFamily: InterfaceName] {
         familySelectors.compactMapValues(\.primary)
     }
 
-    public var uplinkNames: [InterfaceName] { uplinks.keys.sorted() }
+    package var uplinkNames: [InterfaceName] { uplinks.keys.sorted() }
 
-    public func verdict(of name: InterfaceName) -> Assessment? { uplinks[name]?.machine.assessment }
+    package func verdict(of name: InterfaceName) -> Assessment? { uplinks[name]?.machine.assessment }
 
-    public func isMetered(_ name: InterfaceName) -> Bool? { uplinks[name]?.metered }
+    package func isMetered(_ name: InterfaceName) -> Bool? { uplinks[name]?.metered }
 
     /// Probe bytes by interface since the core started: never reset, unlike the day's
     /// count in the state (the metrics export's counter).
-    public var probeBytesTotals: [InterfaceName: Int] { budgets.mapValues(\.totalBytes) }
+    package var probeBytesTotals: [InterfaceName: Int] { budgets.mapValues(\.totalBytes) }
 
-    public func settings(of name: InterfaceName) -> ProbingSettings? { uplinks[name]?.settings }
+    package func settings(of name: InterfaceName) -> ProbingSettings? { uplinks[name]?.settings }
 
     /// Applies a new configuration (HUP): settings and budgets change, verdicts stay.
-    public mutating func reconfigure(_ configuration: Configuration) {
+    package mutating func reconfigure(_ configuration: Configuration) {
         self.configuration = configuration
         for name in uplinks.keys { refreshSettings(of: name) }
     }
@@ -128,7 +128,7 @@ public struct AgentCore: Sendable {
     // MARK: inputs
 
     /// The uplinks as they are now and the link events since the last call.
-    public mutating func linksChanged(uplinks current: [ObservedUplink], events: [LinkEvent], now: Instant) -> [Action] {
+    package mutating func linksChanged(uplinks current: [ObservedUplink], events: [LinkEvent], now: Instant) -> [Action] {
         var actions: [Action] = []
         let currentNames = Set(current.map(\.facts.name))
         let vanished = Set(events.compactMap { event -> InterfaceName? in
@@ -197,7 +197,7 @@ public struct AgentCore: Sendable {
 
     /// Probe an uplink at once with a full round, outside its schedule (after a
     /// portal-login hook, say). Allowed over a spent budget, like a link event.
-    public mutating func probeNow(_ name: InterfaceName, now: Instant) -> [Action] {
+    package mutating func probeNow(_ name: InterfaceName, now: Instant) -> [Action] {
         guard var uplink = uplinks[name], case .probe = uplink.link else { return [] }
         requestFullRound(&uplink, .hookFinished, now: now)
         uplink.answers.clear()
@@ -207,7 +207,7 @@ public struct AgentCore: Sendable {
 
     /// The uplink whose packet counters the runtime should sample, and when: the
     /// primary, while online, with stall detection on.
-    public func trafficSampling() -> (interface: InterfaceName, delayMilliseconds: Int)? {
+    package func trafficSampling() -> (interface: InterfaceName, delayMilliseconds: Int)? {
         guard let primary = selector.primary, let uplink = uplinks[primary], uplink.isOnline,
               uplink.settings.stallWindowMilliseconds != nil else { return nil }
         return (primary, uplink.traffic.monitor.nextSampleMilliseconds)
@@ -216,7 +216,7 @@ public struct AgentCore: Sendable {
     /// The primary's packet counters, sampled. A stall (packets leaving with nothing
     /// back for the window) starts a full round at once, with a `.stalled` note; answered
     /// traffic postpones light rounds.
-    public mutating func trafficSampled(_ name: InterfaceName, receivedPackets: UInt64, transmittedPackets: UInt64,
+    package mutating func trafficSampled(_ name: InterfaceName, receivedPackets: UInt64, transmittedPackets: UInt64,
                                         now: Instant) -> [Action] {
         let at = now.monotonicMilliseconds
         guard name == selector.primary, var uplink = uplinks[name], uplink.isOnline,
@@ -252,12 +252,12 @@ public struct AgentCore: Sendable {
     }
 
     /// Time passed: start due rounds, end hold-downs, climb recovery ladders.
-    public mutating func tick(now: Instant) -> [Action] {
+    package mutating func tick(now: Instant) -> [Action] {
         stopAwaitingLateSteps(now: now) + reselectPrimary(now: now) + climbLadders(now: now) + dueRounds(now: now)
     }
 
     /// When the runtime must call `tick` next (monotonic milliseconds), if ever.
-    public func nextWakeMilliseconds() -> Int? {
+    package func nextWakeMilliseconds() -> Int? {
         var wakes = ([selector] + familySelectors.values).compactMap(\.holdDownEndsMilliseconds)
         wakes += dampings.values.compactMap { $0.releaseMilliseconds(settings: policy.damping) }
         // A degraded primary's degradation, or a backup's health while the primary is

@@ -1,6 +1,6 @@
 /// A decision of the agent core worth telling that no hook event carries. The core
 /// says what happened; the runtime decides how to word and log it.
-public enum AgentNote: Sendable, Equatable {
+package enum AgentNote: Sendable, Equatable {
     /// Flap damping suppresses the uplink: it flapped often enough that its penalty
     /// reached the suppress limit, and it is not primary again for about
     /// `releaseSeconds` unless nothing else is online.
@@ -13,7 +13,7 @@ public enum AgentNote: Sendable, Equatable {
     case stalled(InterfaceName, StallEvidence)
 
     /// The uplink the note is about.
-    public var interface: InterfaceName {
+    package var interface: InterfaceName {
         switch self {
         case .suppressed(let name, _, _, _), .released(let name, _), .passedOver(let name), .stalled(let name, _):
             return name

@@ -1,49 +1,49 @@
 /// How the agent picks the primary uplink and where it publishes (`[agent]` in the
 /// configuration); how each uplink is probed is in `ProbingSettings`.
-public struct AgentPolicy: Sendable, Equatable {
+package struct AgentPolicy: Sendable, Equatable {
     /// How long an uplink that just came back must stay online before it takes the
     /// primary role back from another online uplink.
-    public var holdDownMilliseconds = 30_000
+    package var holdDownMilliseconds = 30_000
     /// A backup whose last validated round is older than this is verified with one
     /// short probe before it becomes primary.
-    public var verifyAgeMilliseconds = 5_000
+    package var verifyAgeMilliseconds = 5_000
     /// uplinkd's own table, rules and protocol id: its routes are never counted as an
     /// uplink's, and adding or removing one is no doubt about the uplink.
-    public var routing = RoutingSettings()
+    package var routing = RoutingSettings()
     /// Preference order for the primary: interface names and kinds, first wins.
-    public var priority: [PriorityEntry] = [.kind(.ethernet), .kind(.wifi), .kind(.wwan)]
+    package var priority: [PriorityEntry] = [.kind(.ethernet), .kind(.wifi), .kind(.wwan)]
     /// Daily probe byte budget applied to wwan uplinks without their own budget.
-    public var wwanDailyBudgetBytes: Int?
-    public var stateFilePath = "/run/uplinkd/state"
-    public var hooksDirectory = "/etc/uplinkd/hooks.d"
+    package var wwanDailyBudgetBytes: Int?
+    package var stateFilePath = "/run/uplinkd/state"
+    package var hooksDirectory = "/etc/uplinkd/hooks.d"
     /// Hooks other packages install (uplinkd's own are not here: they are enabled
     /// by a link in `hooksDirectory`). A same-named entry of `hooksDirectory`
     /// overrides one here, and a link from there to /dev/null masks it.
-    public var vendorHooksDirectory = "/usr/lib/uplinkd/hooks.d"
+    package var vendorHooksDirectory = "/usr/lib/uplinkd/hooks.d"
     /// The least important log lines written (`--verbose` goes further).
-    public var logLevel = LogLevel.notice
+    package var logLevel = LogLevel.notice
     /// systemd hears "ready" once every uplink has a first verdict, or after this long.
-    public var readyTimeoutMilliseconds = 30_000
+    package var readyTimeoutMilliseconds = 30_000
     /// Time limit of one hook (TERM at the limit, KILL 5 s later).
-    public var hookTimeoutMilliseconds = 30_000
+    package var hookTimeoutMilliseconds = 30_000
 
     /// Which healthy uplinks a degraded primary hands over to.
-    public var avoidDegraded = AvoidDegraded.unmetered
+    package var avoidDegraded = AvoidDegraded.unmetered
     /// Marks of a degraded uplink (`degraded-loss`, `degraded-rtt`).
-    public var quality = QualityThresholds()
+    package var quality = QualityThresholds()
     /// Degradation (and health after it) must last this long before the primary moves.
-    public var degradedForMilliseconds = 60_000
-    public var damping = DampingSettings()
-    public var modems = ModemSettings()
+    package var degradedForMilliseconds = 60_000
+    package var damping = DampingSettings()
+    package var modems = ModemSettings()
     /// When a preferred uplink that came back takes the primary role back.
-    public var failback = Failback.delayed
+    package var failback = Failback.delayed
     /// Where data plans are kept across restarts, and how often.
-    public var plans = PlanFileSettings()
+    package var plans = PlanFileSettings()
 
-    public init() {}
+    package init() {}
 
     /// Rank of an uplink in the priority list (lower is preferred); names beat kinds.
-    public func rank(of name: InterfaceName, kind: InterfaceKind) -> Int {
+    package func rank(of name: InterfaceName, kind: InterfaceKind) -> Int {
         if let index = priority.firstIndex(of: .interface(name)) { return index }
         if let index = priority.firstIndex(of: .kind(kind)) { return index }
         return priority.count
@@ -51,11 +51,11 @@ public struct AgentPolicy: Sendable, Equatable {
 }
 
 /// One entry of `priority`: an interface by name, or every uplink of a kind.
-public enum PriorityEntry: Sendable, Equatable, CustomStringConvertible {
+package enum PriorityEntry: Sendable, Equatable, CustomStringConvertible {
     case interface(InterfaceName)
     case kind(InterfaceKind)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .interface(let name): return name.value
         case .kind(let kind): return kind.rawValue
@@ -66,7 +66,7 @@ public enum PriorityEntry: Sendable, Equatable, CustomStringConvertible {
 /// `avoid-degraded`: whether a degraded primary hands over to a healthy uplink, and to
 /// which. The default moves only to unmetered uplinks: a lossy primary is still better
 /// than paying per byte for a healthy cellular backup.
-public enum AvoidDegraded: String, Sendable, CaseIterable {
+package enum AvoidDegraded: String, Sendable, CaseIterable {
     case no
     case unmetered
     case any
@@ -81,12 +81,12 @@ public enum AvoidDegraded: String, Sendable, CaseIterable {
 }
 
 /// `log-level`: the least important lines the agent logs, as syslog names them.
-public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+package enum LogLevel: String, Sendable, CaseIterable, Comparable {
     case debug, info, notice, warning, error
 
     /// The syslog (and sd-daemon) priority: what `journalctl -p` filters on; the
     /// smaller, the more important.
-    public var syslogPriority: Int {
+    package var syslogPriority: Int {
         switch self {
         case .debug: return 7
         case .info: return 6
@@ -97,17 +97,17 @@ public enum LogLevel: String, Sendable, CaseIterable, Comparable {
     }
 
     /// Less important first: `debug < error`.
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
+    package static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
         lhs.syslogPriority > rhs.syslogPriority
     }
 }
 
 /// How the agent listens to ModemManager (`[agent]`).
-public struct ModemSettings: Sendable, Equatable {
+package struct ModemSettings: Sendable, Equatable {
     /// Follow ModemManager on the system bus when it is there.
-    public var useModemManager = true
+    package var useModemManager = true
     /// How often modems refresh their signal figures (ModemManager's Signal.Setup).
-    public var signalIntervalMilliseconds = 30_000
+    package var signalIntervalMilliseconds = 30_000
 
-    public init() {}
+    package init() {}
 }

@@ -1,5 +1,5 @@
 /// Which interfaces are uplinks.
-public enum UplinkSelection: Sendable, Equatable {
+package enum UplinkSelection: Sendable, Equatable {
     /// Interfaces with a default route, or of kind wifi or wwan; never loopback, never
     /// a port of a bridge or bond (an access point's Wi-Fi inside br-lan serves the
     /// LAN, its traffic is the master's); virtual links (veth, bridge, tunnels, ...)
@@ -8,7 +8,7 @@ public enum UplinkSelection: Sendable, Equatable {
     /// Exactly these interfaces.
     case listed([InterfaceName])
 
-    public func isUplink(_ facts: LinkFacts, kind: InterfaceKind) -> Bool {
+    package func isUplink(_ facts: LinkFacts, kind: InterfaceKind) -> Bool {
         switch self {
         case .listed(let names):
             return names.contains(facts.name)

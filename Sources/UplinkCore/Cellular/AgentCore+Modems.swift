@@ -77,7 +77,7 @@ struct ModemRecord: Sendable {
 extension AgentCore {
     /// What ModemManager says now: every modem it has (none when it is not on the bus:
     /// its silence proves nothing, so the uplinks go back to what their probes say).
-    public mutating func modemsChanged(_ modems: [ModemFacts], now: Instant) -> [Action] {
+    package mutating func modemsChanged(_ modems: [ModemFacts], now: Instant) -> [Action] {
         let at = now.monotonicMilliseconds
         let present = Set(modems.map(\.equipmentID))
         var answered: Set<String> = []

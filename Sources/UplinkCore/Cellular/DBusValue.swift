@@ -1,7 +1,7 @@
 /// A D-Bus value as the adapter read it off a message: pure Swift, so the core can
 /// interpret ModemManager's properties without the bus library. Dictionaries keep
 /// their order; every reader bounds depth and size before it builds one of these.
-public indirect enum DBusValue: Sendable, Equatable {
+package indirect enum DBusValue: Sendable, Equatable {
     case byte(UInt8)
     case bool(Bool)
     case int16(Int16)
@@ -21,7 +21,7 @@ public indirect enum DBusValue: Sendable, Equatable {
     case structure([DBusValue])
     case variant(DBusValue)
 
-    public static func == (a: DBusValue, b: DBusValue) -> Bool {
+    package static func == (a: DBusValue, b: DBusValue) -> Bool {
         switch (a, b) {
         case (.byte(let x), .byte(let y)): return x == y
         case (.bool(let x), .bool(let y)): return x == y
@@ -44,12 +44,12 @@ public indirect enum DBusValue: Sendable, Equatable {
     }
 
     /// The value inside any variants.
-    public var unwrapped: DBusValue {
+    package var unwrapped: DBusValue {
         if case .variant(let inner) = self { return inner.unwrapped }
         return self
     }
 
-    public var string: String? {
+    package var string: String? {
         switch unwrapped {
         case .string(let text), .objectPath(let text): return text
         default: return nil
@@ -57,7 +57,7 @@ public indirect enum DBusValue: Sendable, Equatable {
     }
 
     /// Any integer type, as an Int (nil when it does not fit).
-    public var integer: Int? {
+    package var integer: Int? {
         switch unwrapped {
         case .byte(let value): return Int(value)
         case .int16(let value): return Int(value)
@@ -70,29 +70,29 @@ public indirect enum DBusValue: Sendable, Equatable {
         }
     }
 
-    public var double: Double? {
+    package var double: Double? {
         if case .double(let value) = unwrapped, value.isFinite { return value }
         return nil
     }
 
-    public var bool: Bool? {
+    package var bool: Bool? {
         if case .bool(let value) = unwrapped { return value }
         return nil
     }
 
-    public var array: [DBusValue]? {
+    package var array: [DBusValue]? {
         if case .array(let values) = unwrapped { return values }
         return nil
     }
 
-    public var structure: [DBusValue]? {
+    package var structure: [DBusValue]? {
         if case .structure(let values) = unwrapped { return values }
         return nil
     }
 
     /// A dictionary with string (or object path) keys, the shape of `a{sv}` and
     /// `a{oa{sv}}`; later duplicates win.
-    public var properties: [String: DBusValue]? {
+    package var properties: [String: DBusValue]? {
         guard case .dictionary(let pairs) = unwrapped else { return nil }
         var result: [String: DBusValue] = [:]
         for pair in pairs {

@@ -3,12 +3,12 @@
 /// silence proves nothing: a modem that may carry data is judged by the probes. A
 /// modem on its way somewhere (initialising, enabling, connecting) keeps the word it
 /// last gave, so one that is coming back does not flap through `online` on the way.
-public enum ModemEvidence {
+package enum ModemEvidence {
     /// Why `modem` cannot carry data now, or nil when it may. `dataManaged`: its data
     /// sessions have been ModemManager's (a bearer was seen connected), so "registered
     /// without a connected bearer" means no data even when no bearer is listed (a modem
     /// just back from a reset). `previous`: what the modem said last.
-    public static func cannotCarryData(_ modem: ModemFacts, dataManaged: Bool = false, previous: Reason? = nil) -> Reason? {
+    package static func cannotCarryData(_ modem: ModemFacts, dataManaged: Bool = false, previous: Reason? = nil) -> Reason? {
         switch modem.state {
         case .failed:
             return modem.failedReason == .simMissing ? .simMissing : .modemFailed
@@ -36,7 +36,7 @@ public enum ModemEvidence {
 
     /// Registered on a network (the recovery ladder's precondition), given what the
     /// modem says (`cannotCarryData`): data may flow, or only its bearer is down.
-    public static func isRegistered(_ modem: ModemFacts, evidence: Reason?) -> Bool {
+    package static func isRegistered(_ modem: ModemFacts, evidence: Reason?) -> Bool {
         switch evidence {
         case nil: return modem.state.rawValue >= ModemState.registered.rawValue || modem.registration?.isRegistered == true
         case .bearerDisconnected?: return true

@@ -1,6 +1,6 @@
 /// A modem's state as ModemManager reports it (`org.freedesktop.ModemManager1.Modem`
 /// `State`, MMModemState), in ModemManager's own numbering.
-public enum ModemState: Int, Sendable, CaseIterable {
+package enum ModemState: Int, Sendable, CaseIterable {
     case failed = -1
     case unknown = 0
     case initializing = 1
@@ -16,7 +16,7 @@ public enum ModemState: Int, Sendable, CaseIterable {
     case connected = 11
 
     /// The name `mmcli` prints.
-    public var name: String {
+    package var name: String {
         switch self {
         case .failed: return "failed"
         case .unknown: return "unknown"
@@ -34,13 +34,13 @@ public enum ModemState: Int, Sendable, CaseIterable {
         }
     }
 
-    public init(name: String) {
+    package init(name: String) {
         self = ModemState.allCases.first { $0.name == name } ?? .unknown
     }
 }
 
 /// Why a modem is `failed` (MMModemStateFailedReason).
-public enum ModemFailedReason: Int, Sendable {
+package enum ModemFailedReason: Int, Sendable {
     case none = 0
     case unknown = 1
     case simMissing = 2
@@ -51,7 +51,7 @@ public enum ModemFailedReason: Int, Sendable {
 
 /// The 3GPP registration state (`Modem.Modem3gpp` `RegistrationState`,
 /// MMModem3gppRegistrationState).
-public enum RegistrationState: Int, Sendable, CaseIterable {
+package enum RegistrationState: Int, Sendable, CaseIterable {
     case idle = 0
     case home = 1
     case searching = 2
@@ -67,7 +67,7 @@ public enum RegistrationState: Int, Sendable, CaseIterable {
 
     /// Registered on a network that carries data (SMS-only registrations on LTE are a
     /// combined attach: the data bearer still works).
-    public var isRegistered: Bool {
+    package var isRegistered: Bool {
         switch self {
         case .home, .roaming, .homeSMSOnly, .roamingSMSOnly, .homeCSFBNotPreferred, .roamingCSFBNotPreferred: return true
         case .idle, .searching, .denied, .unknown, .emergencyOnly, .attachedRLOS: return false
@@ -75,7 +75,7 @@ public enum RegistrationState: Int, Sendable, CaseIterable {
     }
 
     /// The name `mmcli` prints.
-    public var name: String {
+    package var name: String {
         switch self {
         case .idle: return "idle"
         case .home: return "home"
@@ -92,19 +92,19 @@ public enum RegistrationState: Int, Sendable, CaseIterable {
         }
     }
 
-    public init?(name: String) {
+    package init?(name: String) {
         guard let state = RegistrationState.allCases.first(where: { $0.name == name }) else { return nil }
         self = state
     }
 }
 
 /// The radio access technologies a modem uses now (MMModemAccessTechnology bits).
-public struct AccessTechnologies: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+package struct AccessTechnologies: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Each bit with the name `mmcli` prints, the newest technologies last.
-    public static let named: [(bit: UInt32, name: String)] = [
+    package static let named: [(bit: UInt32, name: String)] = [
         (1 << 0, "pots"), (1 << 1, "gsm"), (1 << 2, "gsm-compact"), (1 << 3, "gprs"), (1 << 4, "edge"),
         (1 << 5, "umts"), (1 << 6, "hsdpa"), (1 << 7, "hsupa"), (1 << 8, "hspa"), (1 << 9, "hspa-plus"),
         (1 << 10, "1xrtt"), (1 << 11, "evdo0"), (1 << 12, "evdoa"), (1 << 13, "evdob"), (1 << 14, "lte"),
@@ -112,11 +112,11 @@ public struct AccessTechnologies: OptionSet, Sendable, Hashable {
     ]
 
     /// `lte`, `lte,5gnr`; empty when none is known.
-    public var names: String {
+    package var names: String {
         AccessTechnologies.named.filter { rawValue & $0.bit != 0 }.map(\.name).joined(separator: ",")
     }
 
-    public init(names: String) {
+    package init(names: String) {
         let wanted = Set(names.split(separator: ",").map(String.init))
         self.init(rawValue: AccessTechnologies.named.filter { wanted.contains($0.name) }.reduce(0) { $0 | $1.bit })
     }
@@ -125,13 +125,13 @@ public struct AccessTechnologies: OptionSet, Sendable, Hashable {
 /// Signal figures a modem reports through ModemManager's Signal interface (after
 /// `Setup(rate)`), for its newest technology: RSRP, RSRQ and SINR for LTE and 5G,
 /// RSSI for older technologies. Nil: not reported.
-public struct SignalFigures: Sendable, Equatable {
-    public var rsrpDBm: Double?
-    public var rsrqDB: Double?
-    public var sinrDB: Double?
-    public var rssiDBm: Double?
+package struct SignalFigures: Sendable, Equatable {
+    package var rsrpDBm: Double?
+    package var rsrqDB: Double?
+    package var sinrDB: Double?
+    package var rssiDBm: Double?
 
-    public init(rsrpDBm: Double? = nil, rsrqDB: Double? = nil, sinrDB: Double? = nil, rssiDBm: Double? = nil) {
+    package init(rsrpDBm: Double? = nil, rsrqDB: Double? = nil, sinrDB: Double? = nil, rssiDBm: Double? = nil) {
         self.rsrpDBm = rsrpDBm
         self.rsrqDB = rsrqDB
         self.sinrDB = sinrDB
@@ -140,15 +140,15 @@ public struct SignalFigures: Sendable, Equatable {
 }
 
 /// One data bearer of a modem.
-public struct BearerFacts: Sendable, Equatable {
+package struct BearerFacts: Sendable, Equatable {
     /// Its D-Bus object path (the adapter's handle for it).
-    public var path: String
-    public var connected: Bool
+    package var path: String
+    package var connected: Bool
     /// The network interface its data flows through, once connected (`wwan0`); PPP
     /// bearers name their serial port.
-    public var interface: String?
+    package var interface: String?
 
-    public init(path: String, connected: Bool, interface: String? = nil) {
+    package init(path: String, connected: Bool, interface: String? = nil) {
         self.path = path
         self.connected = connected
         self.interface = interface
@@ -158,24 +158,24 @@ public struct BearerFacts: Sendable, Equatable {
 /// What ModemManager says of one modem: everything the agent uses, read off its D-Bus
 /// objects by the adapter, keyed by the equipment identifier (the IMEI), which stays
 /// when the modem re-enumerates under a new object path.
-public struct ModemFacts: Sendable, Equatable {
-    public var equipmentID: String
-    public var state: ModemState
-    public var failedReason: ModemFailedReason?
+package struct ModemFacts: Sendable, Equatable {
+    package var equipmentID: String
+    package var state: ModemState
+    package var failedReason: ModemFailedReason?
     /// Nil for a modem without 3GPP (or before ModemManager read it).
-    public var registration: RegistrationState?
-    public var operatorName: String?
-    public var operatorCode: String?
-    public var accessTechnologies: AccessTechnologies
+    package var registration: RegistrationState?
+    package var operatorName: String?
+    package var operatorCode: String?
+    package var accessTechnologies: AccessTechnologies
     /// ModemManager's 0-100 figure (from CSQ or the like).
-    public var signalQualityPercent: Int?
-    public var signal: SignalFigures
-    public var bearers: [BearerFacts]
+    package var signalQualityPercent: Int?
+    package var signal: SignalFigures
+    package var bearers: [BearerFacts]
     /// Its ports' names (`ttyUSB2`, `cdc-wdm0`, `wwan0`): a network port names the
     /// interface its data can flow through.
-    public var ports: [String]
+    package var ports: [String]
 
-    public init(equipmentID: String, state: ModemState, failedReason: ModemFailedReason? = nil,
+    package init(equipmentID: String, state: ModemState, failedReason: ModemFailedReason? = nil,
                 registration: RegistrationState? = nil, operatorName: String? = nil, operatorCode: String? = nil,
                 accessTechnologies: AccessTechnologies = [], signalQualityPercent: Int? = nil,
                 signal: SignalFigures = SignalFigures(), bearers: [BearerFacts] = [], ports: [String] = []) {
@@ -193,7 +193,7 @@ public struct ModemFacts: Sendable, Equatable {
     }
 
     /// The interfaces its connected bearers carry data through.
-    public var dataInterfaces: [String] {
+    package var dataInterfaces: [String] {
         bearers.filter(\.connected).compactMap(\.interface)
     }
 }
@@ -202,7 +202,7 @@ extension ModemFacts {
     /// The modem that carries the uplink `name`: the one `binding` names (none for
     /// `modem = none`), else the one whose connected bearer or whose port names the
     /// interface (the first by equipment identifier, should two claim it).
-    public static func carrying(_ name: InterfaceName, binding: ModemBinding?, among modems: [ModemFacts]) -> ModemFacts? {
+    package static func carrying(_ name: InterfaceName, binding: ModemBinding?, among modems: [ModemFacts]) -> ModemFacts? {
         switch binding {
         case .noModem?:
             return nil

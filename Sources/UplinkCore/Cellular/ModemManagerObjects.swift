@@ -2,34 +2,34 @@
 /// `GetManagedObjects`, `InterfacesAdded`/`InterfacesRemoved`, and
 /// `PropertiesChanged`), and what they say of each modem. Pure: the adapter reads the
 /// messages into `DBusValue`s and hands them here.
-public struct ModemManagerObjects: Sendable {
-    public static let service = "org.freedesktop.ModemManager1"
-    public static let root = "/org/freedesktop/ModemManager1"
-    public static let modemInterface = "org.freedesktop.ModemManager1.Modem"
-    public static let threeGPPInterface = "org.freedesktop.ModemManager1.Modem.Modem3gpp"
-    public static let signalInterface = "org.freedesktop.ModemManager1.Modem.Signal"
-    public static let simpleInterface = "org.freedesktop.ModemManager1.Modem.Simple"
-    public static let bearerInterface = "org.freedesktop.ModemManager1.Bearer"
+package struct ModemManagerObjects: Sendable {
+    package static let service = "org.freedesktop.ModemManager1"
+    package static let root = "/org/freedesktop/ModemManager1"
+    package static let modemInterface = "org.freedesktop.ModemManager1.Modem"
+    package static let threeGPPInterface = "org.freedesktop.ModemManager1.Modem.Modem3gpp"
+    package static let signalInterface = "org.freedesktop.ModemManager1.Modem.Signal"
+    package static let simpleInterface = "org.freedesktop.ModemManager1.Modem.Simple"
+    package static let bearerInterface = "org.freedesktop.ModemManager1.Bearer"
     /// More objects than any gateway has modems, SIMs and bearers: a bound on memory
     /// whatever the bus sends.
-    public static let maximumObjects = 512
-    public static let maximumPropertiesPerInterface = 256
+    package static let maximumObjects = 512
+    package static let maximumPropertiesPerInterface = 256
 
     /// Object path → interface → property → value.
     private var objects: [String: [String: [String: DBusValue]]] = [:]
 
-    public init() {}
+    package init() {}
 
-    public var isEmpty: Bool { objects.isEmpty }
+    package var isEmpty: Bool { objects.isEmpty }
 
     /// The reply of `GetManagedObjects` (`a{oa{sa{sv}}}`), replacing everything.
-    public mutating func replaceAll(_ managed: DBusValue) {
+    package mutating func replaceAll(_ managed: DBusValue) {
         objects = [:]
         for (path, interfaces) in managed.properties ?? [:] { interfacesAdded(path: path, interfaces) }
     }
 
     /// `InterfacesAdded(o, a{sa{sv}})`.
-    public mutating func interfacesAdded(path: String, _ interfaces: DBusValue) {
+    package mutating func interfacesAdded(path: String, _ interfaces: DBusValue) {
         guard path.hasPrefix(ModemManagerObjects.root) else { return }
         guard objects[path] != nil || objects.count < ModemManagerObjects.maximumObjects else { return }
         for (interface, properties) in interfaces.properties ?? [:] {
@@ -43,14 +43,14 @@ public struct ModemManagerObjects: Sendable {
     }
 
     /// `InterfacesRemoved(o, as)`.
-    public mutating func interfacesRemoved(path: String, _ interfaces: [String]) {
+    package mutating func interfacesRemoved(path: String, _ interfaces: [String]) {
         for interface in interfaces { objects[path]?[interface] = nil }
         if objects[path]?.isEmpty == true { objects[path] = nil }
     }
 
     /// `PropertiesChanged(s, a{sv}, as)` of an object already known (a signal about
     /// one not yet known waits for its `InterfacesAdded`).
-    public mutating func propertiesChanged(path: String, interface: String, changed: DBusValue, invalidated: [String]) {
+    package mutating func propertiesChanged(path: String, interface: String, changed: DBusValue, invalidated: [String]) {
         guard objects[path]?[interface] != nil else { return }
         for (name, value) in changed.properties ?? [:] where objects[path]![interface]!.count < ModemManagerObjects.maximumPropertiesPerInterface
             || objects[path]![interface]![name] != nil {
@@ -60,31 +60,31 @@ public struct ModemManagerObjects: Sendable {
     }
 
     /// The object paths of the modems, in path order.
-    public var modemPaths: [String] {
+    package var modemPaths: [String] {
         objects.keys.filter { objects[$0]?[ModemManagerObjects.modemInterface] != nil }.sorted()
     }
 
     /// Every modem with an equipment identifier (one still being probed has none yet).
-    public var modems: [ModemFacts] {
+    package var modems: [ModemFacts] {
         modemPaths.compactMap(facts(ofModemAt:))
     }
 
     /// The path of the modem with this equipment identifier.
-    public func modemPath(equipmentID: String) -> String? {
+    package func modemPath(equipmentID: String) -> String? {
         modemPaths.first { objects[$0]?[ModemManagerObjects.modemInterface]?["EquipmentIdentifier"]?.string == equipmentID }
     }
 
     /// A property of an object, if known.
-    public func property(_ name: String, of interface: String, at path: String) -> DBusValue? {
+    package func property(_ name: String, of interface: String, at path: String) -> DBusValue? {
         objects[path]?[interface]?[name]
     }
 
     /// The modem's bearers, in the order ModemManager lists them.
-    public func bearerPaths(ofModemAt path: String) -> [String] {
+    package func bearerPaths(ofModemAt path: String) -> [String] {
         (property("Bearers", of: ModemManagerObjects.modemInterface, at: path)?.array ?? []).compactMap(\.string)
     }
 
-    public func facts(ofModemAt path: String) -> ModemFacts? {
+    package func facts(ofModemAt path: String) -> ModemFacts? {
         guard let modem = objects[path]?[ModemManagerObjects.modemInterface],
               let id = modem["EquipmentIdentifier"]?.string, !id.isEmpty else { return nil }
         let threeGPP = objects[path]?[ModemManagerObjects.threeGPPInterface]

@@ -1,21 +1,21 @@
 /// A modem's figures as the agent publishes them beside the uplink it carries: in
 /// `status`, `status --json` and `check --json` (`modem`), the state file's appended
 /// columns, the Prometheus textfile and the hook environment (`UPLINK_MODEM_*`).
-public struct ModemStatus: Sendable, Equatable {
-    public var equipmentID: String
-    public var state: ModemState
-    public var registration: RegistrationState?
-    public var operatorName: String?
-    public var operatorCode: String?
-    public var accessTechnologies: AccessTechnologies
-    public var signal: SignalFigures
-    public var signalQualityPercent: Int?
+package struct ModemStatus: Sendable, Equatable {
+    package var equipmentID: String
+    package var state: ModemState
+    package var registration: RegistrationState?
+    package var operatorName: String?
+    package var operatorCode: String?
+    package var accessTechnologies: AccessTechnologies
+    package var signal: SignalFigures
+    package var signalQualityPercent: Int?
     /// The highest recovery step of the current episode; nil: none.
-    public var recoveryStep: RecoveryStep?
+    package var recoveryStep: RecoveryStep?
     /// Recovery steps taken since the agent started.
-    public var recoveriesTotal: Int
+    package var recoveriesTotal: Int
 
-    public init(_ facts: ModemFacts, recoveryStep: RecoveryStep? = nil, recoveriesTotal: Int = 0) {
+    package init(_ facts: ModemFacts, recoveryStep: RecoveryStep? = nil, recoveriesTotal: Int = 0) {
         equipmentID = facts.equipmentID
         state = facts.state
         registration = facts.registration
@@ -34,7 +34,7 @@ public struct ModemStatus: Sendable, Equatable {
         return Int((value * 10).rounded())
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         func figure(_ value: Double?) -> JSONValue { ModemStatus.tenths(value).map { .fixed($0, scale: 1) } ?? .null }
         return .object([
             ("equipment_id", .string(equipmentID)),
@@ -54,7 +54,7 @@ public struct ModemStatus: Sendable, Equatable {
     }
 
     /// The hook environment's `UPLINK_MODEM_*` (empty values for what is unknown).
-    public var environment: [String] {
+    package var environment: [String] {
         func figure(_ value: Double?) -> String { ModemStatus.tenths(value).map { PrometheusText.decimal($0, scale: 1) } ?? "" }
         return [
             "UPLINK_MODEM_EQUIPMENT_ID=\(equipmentID)",
@@ -73,7 +73,7 @@ public struct ModemStatus: Sendable, Equatable {
     }
 
     /// The short clause `uplinkd status` prints: "modem registered home, lte, -98.5 dBm".
-    public var summary: String {
+    package var summary: String {
         var parts = ["modem \(state.name)" + (registration.map { " \($0.name)" } ?? "")]
         if let operatorName, !operatorName.isEmpty { parts.append(operatorName.printableEscaped) }
         if !accessTechnologies.isEmpty { parts.append(accessTechnologies.names) }

@@ -1,5 +1,5 @@
 /// A step of the modem recovery ladder, in the order they are taken.
-public enum RecoveryStep: String, Sendable, CaseIterable, Comparable {
+package enum RecoveryStep: String, Sendable, CaseIterable, Comparable {
     /// Disconnect the data bearer and connect it again with its own properties.
     case reconnect
     /// Reset the modem (it re-enumerates), then connect again.
@@ -8,7 +8,7 @@ public enum RecoveryStep: String, Sendable, CaseIterable, Comparable {
     /// itself never reboots anything.
     case powerCycle = "power-cycle"
 
-    public static func < (a: RecoveryStep, b: RecoveryStep) -> Bool {
+    package static func < (a: RecoveryStep, b: RecoveryStep) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
 }
@@ -16,17 +16,17 @@ public enum RecoveryStep: String, Sendable, CaseIterable, Comparable {
 /// When the ladder climbs, per uplink or kind (`recover`, `recover-after`,
 /// `reset-after`, `power-cycle-after`): each step counts from the moment the uplink
 /// stopped being online while its modem stayed registered.
-public struct RecoverySettings: Sendable, Equatable {
-    public var enabled = true
-    public var recoverAfterMilliseconds = 120_000
+package struct RecoverySettings: Sendable, Equatable {
+    package var enabled = true
+    package var recoverAfterMilliseconds = 120_000
     /// Nil: no reset step.
-    public var resetAfterMilliseconds: Int? = 600_000
+    package var resetAfterMilliseconds: Int? = 600_000
     /// Nil (the default): no power-cycle step.
-    public var powerCycleAfterMilliseconds: Int?
+    package var powerCycleAfterMilliseconds: Int?
     /// Resets are this far apart at least, whatever the episodes.
-    public static let resetSpacingMilliseconds = 1_800_000
+    package static let resetSpacingMilliseconds = 1_800_000
 
-    public init() {}
+    package init() {}
 }
 
 /// One modem's recovery ladder: while its modem says it is registered and the uplink
@@ -34,21 +34,21 @@ public struct RecoverySettings: Sendable, Equatable {
 /// `reset-after`, ask for a power cycle after `power-cycle-after`. One episode climbs
 /// each step once; the ladder starts again only after the uplink was online for
 /// `recover-after`. Pure: the agent core feeds it what it sees and the time.
-public struct RecoveryLadder: Sendable, Equatable {
+package struct RecoveryLadder: Sendable, Equatable {
     /// When the current episode began: the uplink not online, the modem registered.
-    public private(set) var troubleSinceMilliseconds: Int?
+    package private(set) var troubleSinceMilliseconds: Int?
     /// Since when the uplink has been online without a break.
-    public private(set) var onlineSinceMilliseconds: Int?
+    package private(set) var onlineSinceMilliseconds: Int?
     /// The highest step taken in this episode.
-    public private(set) var step: RecoveryStep?
-    public private(set) var lastResetMilliseconds: Int?
+    package private(set) var step: RecoveryStep?
+    package private(set) var lastResetMilliseconds: Int?
     /// Steps taken since the agent started.
-    public private(set) var stepsTaken = 0
+    package private(set) var stepsTaken = 0
 
-    public init() {}
+    package init() {}
 
     /// What the agent sees at `now`; returns the step to take now, if any.
-    public mutating func observe(online: Bool, registered: Bool, at now: Int,
+    package mutating func observe(online: Bool, registered: Bool, at now: Int,
                                  settings: RecoverySettings) -> RecoveryStep? {
         if online {
             troubleSinceMilliseconds = nil
@@ -81,7 +81,7 @@ public struct RecoveryLadder: Sendable, Equatable {
     }
 
     /// When the next step falls due, if one can (the agent's next wake-up).
-    public func nextDueMilliseconds(_ settings: RecoverySettings) -> Int? {
+    package func nextDueMilliseconds(_ settings: RecoverySettings) -> Int? {
         guard settings.enabled, troubleSinceMilliseconds != nil, let next = nextStep(settings) else { return nil }
         return dueMilliseconds(of: next, settings)
     }

@@ -1,6 +1,6 @@
 /// A setting a running agent cannot take on a reload: the running value stays until
 /// the restart (the agent removes at its stop what it made with the old values).
-public enum RestartOnlySetting: Sendable, Equatable {
+package enum RestartOnlySetting: Sendable, Equatable {
     /// `state-file`, still written at this path.
     case stateFile(kept: String)
     /// `route-table`, `rule-priority` and `route-protocol`, still these.
@@ -10,7 +10,7 @@ public enum RestartOnlySetting: Sendable, Equatable {
 extension Configuration {
     /// Keeps `running`'s values of what changes only at a restart, and says which of
     /// them this configuration wanted to change.
-    public mutating func keepRestartOnlySettings(of running: Configuration) -> [RestartOnlySetting] {
+    package mutating func keepRestartOnlySettings(of running: Configuration) -> [RestartOnlySetting] {
         var kept: [RestartOnlySetting] = []
         if agent.stateFilePath != running.agent.stateFilePath {
             agent.stateFilePath = running.agent.stateFilePath

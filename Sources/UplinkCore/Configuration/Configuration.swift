@@ -2,56 +2,56 @@
 /// set; `config/uplinkd.conf` shows every key with its default.
 public struct Configuration: Sendable, Equatable {
     /// Most bytes of a probe's body that are read; the transfer is cut after that.
-    public var bodyLimitBytes = 4_096
+    package var bodyLimitBytes = 4_096
     /// Refuse plain-HTTP probes and let libcurl speak only HTTPS.
-    public var httpsOnly = false
+    package var httpsOnly = false
     /// Certificates that HTTPS probes and the captive-portal API are checked against
     /// (PEM); nil: the system's bundle.
-    public var caFilePath: String?
+    package var caFilePath: String?
     /// Ask the captive-portal API (RFC 8908) that DHCP or RA announced (RFC 8910).
-    public var useCaptivePortalAPI = true
+    package var useCaptivePortalAPI = true
     /// Whether the built-in probe set is used besides the `[probe ...]` sections.
-    public var useDefaultProbes = true
+    package var useDefaultProbes = true
     /// Time limit for an external validator command.
-    public var validatorTimeoutMilliseconds = 2_000
+    package var validatorTimeoutMilliseconds = 2_000
     /// Probes from `[probe NAME]` sections, in file order.
-    public var customProbes: [ProbeSpec] = []
+    package var customProbes: [ProbeSpec] = []
     /// Probing settings for every uplink (`[agent]` and `[check]` keys).
-    public var probing = ProbingOverrides()
+    package var probing = ProbingOverrides()
     /// Probing settings for every uplink of a kind (`[kind KIND]`).
-    public var kinds: [InterfaceKind: ProbingOverrides] = [:]
+    package var kinds: [InterfaceKind: ProbingOverrides] = [:]
     /// What `[interface NAME]` sections set, by interface.
-    public var interfaces: [InterfaceName: InterfaceSettings] = [:]
+    package var interfaces: [InterfaceName: InterfaceSettings] = [:]
     /// Set on the command line (`check --timeout`): over every other layer.
-    public var commandLine = ProbingOverrides()
+    package var commandLine = ProbingOverrides()
     /// Which interfaces are uplinks (`[uplinks] interfaces`).
-    public var uplinkSelection: UplinkSelection = .automatic
+    package var uplinkSelection: UplinkSelection = .automatic
     /// Receive buffer of the netlink socket; sized for bursts of link changes.
-    public var netlinkReceiveBufferBytes = 1 << 20
+    package var netlinkReceiveBufferBytes = 1 << 20
     /// The agent's scheduling, hysteresis, primary selection, paths (`[agent]`).
-    public var agent = AgentPolicy()
+    package var agent = AgentPolicy()
     /// How probe host names are resolved (`[dns]`).
-    public var dns = DNSSettings()
+    package var dns = DNSSettings()
     /// What the agent exports for other tools (`[export]`).
-    public var export = ExportSettings()
+    package var export = ExportSettings()
     /// The MQTT push channel (`[mqtt]`); off unless a broker is set.
-    public var mqtt = MQTTSettings()
+    package var mqtt = MQTTSettings()
 
     public init() {}
 
     /// The probe set of a round: built-ins (unless disabled) followed by custom probes.
-    public var probes: [ProbeSpec] {
+    package var probes: [ProbeSpec] {
         (useDefaultProbes ? DefaultProbes.all : []) + customProbes
     }
 
     /// The kind set for an interface in the configuration, which beats detection.
-    public func configuredKind(of name: InterfaceName) -> InterfaceKind? {
+    package func configuredKind(of name: InterfaceName) -> InterfaceKind? {
         interfaces[name]?.kind
     }
 
     /// Whether an uplink is metered: `metered` from its most specific layer, where
     /// `auto` (the default) means cellular, or a DHCP lease that says so.
-    public func isMetered(_ name: InterfaceName, kind: InterfaceKind, leaseSaysMetered: Bool = false) -> Bool {
+    package func isMetered(_ name: InterfaceName, kind: InterfaceKind, leaseSaysMetered: Bool = false) -> Bool {
         let setting = interfaces[name]?.probing.metered ?? kinds[kind]?.metered ?? probing.metered ?? .auto
         switch setting {
         case .yes: return true
@@ -63,7 +63,7 @@ public struct Configuration: Sendable, Equatable {
     /// The probing settings of one uplink: its class's defaults, then `[agent]` and
     /// `[check]`, `wwan-daily-budget` for cellular, `[kind KIND]`, `[interface NAME]`,
     /// and the command line, each over the one before.
-    public func probingSettings(for name: InterfaceName, kind: InterfaceKind, metered: Bool) -> ProbingSettings {
+    package func probingSettings(for name: InterfaceName, kind: InterfaceKind, metered: Bool) -> ProbingSettings {
         var settings = probing.applied(to: classDefaults(for: name, kind: kind, metered: metered))
         if kind == .wwan, let budget = agent.wwanDailyBudgetBytes { settings.dailyBudgetBytes = budget }
         if let layer = kinds[kind] { settings = layer.applied(to: settings) }

@@ -5,7 +5,7 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
     public let key: String?
     public let message: String
 
-    public init(file: String, line: Int?, key: String?, message: String) {
+    package init(file: String, line: Int?, key: String?, message: String) {
         self.file = file
         self.line = line
         self.key = key

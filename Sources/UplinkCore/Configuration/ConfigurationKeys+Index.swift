@@ -6,7 +6,7 @@ extension ConfigurationKeys {
     /// in the order uplinkd.conf(5) documents them, with its keys in table order.
     /// A section added to the parser must be added here too; a test compares this list
     /// with the sections the parser's "unknown section" message names.
-    public static var sections: [(section: String, keys: [String])] {
+    package static var sections: [(section: String, keys: [String])] {
         [
             ("check", check.keys),
             ("agent", agent.keys),

@@ -1,9 +1,9 @@
 /// Every key of every section, with how its value is parsed and where it goes. The
 /// parser and its "unknown key" messages both read these tables.
-public enum ConfigurationKeys {
+package enum ConfigurationKeys {
     /// How one uplink is probed and judged: in `[kind KIND]` and `[interface NAME]`,
     /// and for every uplink in `[agent]` (`timeout` and `success-threshold` in `[check]`).
-    public static let probing = KeyTable<ProbingOverrides>(section: "probing", [
+    package static let probing = KeyTable<ProbingOverrides>(section: "probing", [
         ("interval", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
             p.intervalMilliseconds = try ValueParser.duration(value, range: 1_000...86_400_000) }),
         ("suspect-interval", { (value: String, p: inout ProbingOverrides) throws(ValueError) in
@@ -44,7 +44,7 @@ public enum ConfigurationKeys {
     ]) + metering.lifted(\ProbingOverrides.metering, section: "probing")
 
     /// `[check]`: how probes are sent and judged. Shared with command-line overrides.
-    public static let check = KeyTable<Configuration>(section: "check", [
+    package static let check = KeyTable<Configuration>(section: "check", [
         ("body-limit", { (value: String, c: inout Configuration) throws(ValueError) in
             c.bodyLimitBytes = try ValueParser.byteCount(value, range: 256...65_536) }),
         ("https-only", { (value: String, c: inout Configuration) throws(ValueError) in c.httpsOnly = try ValueParser.boolean(value) }),
@@ -58,7 +58,7 @@ public enum ConfigurationKeys {
     ]) + probing.lifted(\Configuration.probing, section: "check", only: ["timeout", "success-threshold"])
 
     /// `[agent]`: primary selection, paths, and the probing keys for every uplink.
-    public static let agent = KeyTable<Configuration>(section: "agent", [
+    package static let agent = KeyTable<Configuration>(section: "agent", [
         ("hold-down", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.holdDownMilliseconds = try ValueParser.duration(value, range: 0...3_600_000) }),
         ("verify-age", { (value: String, c: inout Configuration) throws(ValueError) in
@@ -127,7 +127,7 @@ public enum ConfigurationKeys {
     ] + meteringKeyNames) + agentMetering
 
     /// `[dns]`: where servers come from and how names are resolved.
-    public static let dns = KeyTable<DNSSettings>(section: "dns", [
+    package static let dns = KeyTable<DNSSettings>(section: "dns", [
         ("sources", { (value: String, s: inout DNSSettings) throws(ValueError) in
             var sources: Set<DNSSource> = []
             for word in ValueParser.list(value) {
@@ -164,28 +164,28 @@ public enum ConfigurationKeys {
     ])
 
     /// `[interface NAME]` (the section name is filled in per interface).
-    public static let interface = KeyTable<InterfaceSettings>(section: "interface NAME", [
+    package static let interface = KeyTable<InterfaceSettings>(section: "interface NAME", [
         ("kind", { (value: String, s: inout InterfaceSettings) throws(ValueError) in s.kind = try ValueParser.kind(value) }),
         ("dns", { (value: String, s: inout InterfaceSettings) throws(ValueError) in s.dnsServers = try ValueParser.addressList(value, at: 1...8) }),
         ("modem", { (value: String, s: inout InterfaceSettings) throws(ValueError) in s.modem = try ValueParser.modemBinding(value) }),
     ]) + probing.lifted(\InterfaceSettings.probing, section: "interface NAME")
 
     /// `[kind KIND]`: the probing keys for every uplink of a kind.
-    public static let kind = probing.named("kind KIND")
+    package static let kind = probing.named("kind KIND")
 
     /// `[uplinks]`: which interfaces are uplinks.
-    public static let uplinks = KeyTable<Configuration>(section: "uplinks", [
+    package static let uplinks = KeyTable<Configuration>(section: "uplinks", [
         ("interfaces", { (value: String, c: inout Configuration) throws(ValueError) in c.uplinkSelection = try ValueParser.uplinkSelection(value) }),
     ])
 
     /// `[links]`: the netlink socket.
-    public static let links = KeyTable<Configuration>(section: "links", [
+    package static let links = KeyTable<Configuration>(section: "links", [
         ("receive-buffer", { (value: String, c: inout Configuration) throws(ValueError) in
             c.netlinkReceiveBufferBytes = try ValueParser.byteCount(value, range: 4_096...(64 << 20)) }),
     ])
 
     /// `[probe NAME]`: one probe (also `--url` and the options after it).
-    public static let probe = KeyTable<ProbeDraft>(section: "probe", [
+    package static let probe = KeyTable<ProbeDraft>(section: "probe", [
         ("url", { (value: String, d: inout ProbeDraft) throws(ValueError) in
             do throws(ProbeURLError) {
                 d.url = try ProbeURL(parsing: value)
@@ -229,7 +229,7 @@ public enum ConfigurationKeys {
     ])
 
     /// `[export]`: files the agent writes for other tools.
-    public static let export = KeyTable<Configuration>(section: "export", [
+    package static let export = KeyTable<Configuration>(section: "export", [
         ("prometheus-textfile", { (value: String, c: inout Configuration) throws(ValueError) in
             let path = try ValueParser.absoluteFilePath(value)
             // node_exporter's textfile collector reads only `*.prom`; the file's

@@ -22,18 +22,18 @@
 /// given again replaces the earlier probe. Within one file the strict rules hold.
 public struct ConfigurationParser {
     /// The main file: named by errors that concern the whole configuration.
-    public let fileName: String
+    package let fileName: String
 
     public init(fileName: String) {
         self.fileName = fileName
     }
 
     /// One file's name and text, in the order they apply.
-    public struct Source: Sendable {
-        public var fileName: String
-        public var text: String
+    package struct Source: Sendable {
+        package var fileName: String
+        package var text: String
 
-        public init(fileName: String, text: String) {
+        package init(fileName: String, text: String) {
             self.fileName = fileName
             self.text = text
         }
@@ -69,7 +69,7 @@ public struct ConfigurationParser {
     private typealias Origins = [Place: (file: String, line: Int, value: String)]
 
     /// The main file and its drop-ins, in the order they apply.
-    public func parse(_ sources: [Source]) throws(ConfigurationError) -> Configuration {
+    package func parse(_ sources: [Source]) throws(ConfigurationError) -> Configuration {
         var configuration = Configuration()
         var origins: Origins = [:]
         for source in sources {

@@ -1,16 +1,16 @@
 /// What `[interface NAME]` sets for one interface.
-public struct InterfaceSettings: Sendable, Equatable {
+package struct InterfaceSettings: Sendable, Equatable {
     /// Overrides the detected kind.
-    public var kind: InterfaceKind?
+    package var kind: InterfaceKind?
     /// This uplink's DNS servers, instead of discovering them.
-    public var dnsServers: [IPAddress]?
+    package var dnsServers: [IPAddress]?
     /// Which modem carries it (`modem = EQUIPMENT-ID` or `none`); nil: the modem whose
     /// bearer or port names the interface.
-    public var modem: ModemBinding?
+    package var modem: ModemBinding?
     /// Its own probing settings, over those of its kind.
-    public var probing: ProbingOverrides
+    package var probing: ProbingOverrides
 
-    public init(kind: InterfaceKind? = nil, dnsServers: [IPAddress]? = nil, modem: ModemBinding? = nil,
+    package init(kind: InterfaceKind? = nil, dnsServers: [IPAddress]? = nil, modem: ModemBinding? = nil,
                 probing: ProbingOverrides = ProbingOverrides()) {
         self.kind = kind
         self.dnsServers = dnsServers
@@ -20,7 +20,7 @@ public struct InterfaceSettings: Sendable, Equatable {
 }
 
 /// How an uplink is tied to a ModemManager modem.
-public enum ModemBinding: Sendable, Equatable {
+package enum ModemBinding: Sendable, Equatable {
     /// The modem with this equipment identifier (the IMEI `mmcli -m N` shows).
     case equipment(String)
     /// `none`: the modem's word is not taken for this uplink.

@@ -1,7 +1,7 @@
 /// Parsers for the value types of the configuration.
-public enum ValueParser {
+package enum ValueParser {
     /// "5s", "500ms", "1m", "1h", "1d"; a unit is required so nobody guesses.
-    public static func duration(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
+    package static func duration(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
         let units: [(String, Int)] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count).trimmingWhitespace
@@ -16,7 +16,7 @@ public enum ValueParser {
     }
 
     /// A signal level in dBm, "-115" or "-115dBm".
-    public static func signalLevel(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
+    package static func signalLevel(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
         let number = text.lowercased().hasSuffix("dbm") ? String(text.dropLast(3)).trimmingWhitespace : text
         guard let value = Int(number), range.contains(value) else {
             throw ValueError("expected a level in dBm from \(range.lowerBound) to \(range.upperBound), such as -115, or off; got '\(text.printableEscaped)'")
@@ -25,7 +25,7 @@ public enum ValueParser {
     }
 
     /// `modem = EQUIPMENT-ID` (an IMEI, MEID or ESN as ModemManager shows it) or `none`.
-    public static func modemBinding(_ text: String) throws(ValueError) -> ModemBinding {
+    package static func modemBinding(_ text: String) throws(ValueError) -> ModemBinding {
         if text == "none" { return .noModem }
         guard (1...64).contains(text.utf8.count),
               text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) || $0 == 0x2d }) else {
@@ -35,7 +35,7 @@ public enum ValueParser {
     }
 
     /// One of a setting's words: "expected a, b or c" names them all, in order.
-    public static func choice<Setting: RawRepresentable & CaseIterable>(_ text: String) throws(ValueError) -> Setting
+    package static func choice<Setting: RawRepresentable & CaseIterable>(_ text: String) throws(ValueError) -> Setting
     where Setting.RawValue == String {
         if let setting = Setting(rawValue: text) { return setting }
         let words = Setting.allCases.map(\.rawValue)
@@ -44,7 +44,7 @@ public enum ValueParser {
     }
 
     /// "50%" or "50", 1 to 100.
-    public static func percent(_ text: String) throws(ValueError) -> Int {
+    package static func percent(_ text: String) throws(ValueError) -> Int {
         let number = text.hasSuffix("%") ? String(text.dropLast()).trimmingWhitespace : text
         guard let value = Int(number), (1...100).contains(value) else {
             throw ValueError("expected a percentage from 1% to 100%, got '\(text.printableEscaped)'")
@@ -53,7 +53,7 @@ public enum ValueParser {
     }
 
     /// "4096", "4KiB", "1MiB".
-    public static func byteCount(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
+    package static func byteCount(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
         var number = text
         var scale = 1
         for (suffix, multiplier) in [("KiB", 1 << 10), ("MiB", 1 << 20)] where text.hasSuffix(suffix) {
@@ -68,7 +68,7 @@ public enum ValueParser {
     }
 
     /// A whole number in a range.
-    public static func count(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
+    package static func count(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
         guard let value = Int(text), range.contains(value) else {
             throw ValueError("expected a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text.printableEscaped)'")
         }
@@ -76,13 +76,13 @@ public enum ValueParser {
     }
 
     /// "off" or a size such as 5MiB (1 KiB to 1 TiB).
-    public static func optionalBudget(_ text: String) throws(ValueError) -> Int? {
+    package static func optionalBudget(_ text: String) throws(ValueError) -> Int? {
         if text == "off" { return nil }
         return try byteCount(text, range: 1_024...(1 << 40))
     }
 
     /// An absolute path without "..", so a configuration cannot point outside where it says.
-    public static func absolutePath(_ text: String) throws(ValueError) -> String {
+    package static func absolutePath(_ text: String) throws(ValueError) -> String {
         guard text.hasPrefix("/"), !text.split(separator: "/").contains(".."),
               !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
             throw ValueError("expected an absolute path without '..', got '\(text.printableEscaped)'")
@@ -91,13 +91,13 @@ public enum ValueParser {
     }
 
     /// An absolute path naming a file: one ending in '/' names a directory.
-    public static func absoluteFilePath(_ text: String) throws(ValueError) -> String {
+    package static func absoluteFilePath(_ text: String) throws(ValueError) -> String {
         guard !text.hasSuffix("/") else { throw ValueError("expected a file, not a directory: '\(text.printableEscaped)'") }
         return try absolutePath(text)
     }
 
     /// IP addresses separated by spaces or commas; unspecified, multicast and broadcast refused.
-    public static func addressList(_ text: String, at counts: ClosedRange<Int>) throws(ValueError) -> [IPAddress] {
+    package static func addressList(_ text: String, at counts: ClosedRange<Int>) throws(ValueError) -> [IPAddress] {
         let words = list(text)
         guard counts.contains(words.count) else {
             throw ValueError("expected \(counts.lowerBound) to \(counts.upperBound) IP addresses, got \(words.count)")
@@ -117,12 +117,12 @@ public enum ValueParser {
     }
 
     /// Words separated by spaces, tabs or commas.
-    public static func list(_ text: String) -> [String] {
+    package static func list(_ text: String) -> [String] {
         text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
     }
 
     /// "auto", or interface names separated by spaces or commas.
-    public static func uplinkSelection(_ text: String) throws(ValueError) -> UplinkSelection {
+    package static func uplinkSelection(_ text: String) throws(ValueError) -> UplinkSelection {
         if text == "auto" { return .automatic }
         let words = list(text)
         guard !words.isEmpty else { throw ValueError("expected 'auto' or a list of interface names") }
@@ -132,18 +132,18 @@ public enum ValueParser {
     }
 
     /// A valid interface name (see `InterfaceName`).
-    public static func interfaceName(_ text: String) throws(ValueError) -> InterfaceName {
+    package static func interfaceName(_ text: String) throws(ValueError) -> InterfaceName {
         if let problem = InterfaceName.problem(with: text) { throw ValueError(problem) }
         return InterfaceName(text)!
     }
 
     /// A DNS name that is not an address literal.
-    public static func hostName(_ text: String) -> String? {
+    package static func hostName(_ text: String) -> String? {
         IPAddress(text) == nil && HostName.isValid(text) ? text : nil
     }
 
     /// Kinds and/or interface names, best first (`priority`).
-    public static func priority(_ text: String) throws(ValueError) -> [PriorityEntry] {
+    package static func priority(_ text: String) throws(ValueError) -> [PriorityEntry] {
         let words = list(text)
         guard !words.isEmpty else { throw ValueError("expected kinds and/or interface names, best first") }
         var entries: [PriorityEntry] = []
@@ -158,14 +158,14 @@ public enum ValueParser {
     }
 
     /// `ethernet`, `wifi`, `wwan` or `other`.
-    public static func kind(_ text: String) throws(ValueError) -> InterfaceKind {
+    package static func kind(_ text: String) throws(ValueError) -> InterfaceKind {
         guard let kind = InterfaceKind(rawValue: text) else {
             throw ValueError("expected one of \(InterfaceKind.allCases.map(\.rawValue).joined(separator: ", ")); got '\(text.printableEscaped)'")
         }
         return kind
     }
 
-    public static func boolean(_ text: String) throws(ValueError) -> Bool {
+    package static func boolean(_ text: String) throws(ValueError) -> Bool {
         switch text.lowercased() {
         case "yes", "true", "on": return true
         case "no", "false", "off": return false
@@ -175,7 +175,7 @@ public enum ValueParser {
 
     /// A value as written: plain to the end of the line, or double-quoted to keep
     /// leading or trailing spaces, with \" \\ \n \t escapes.
-    public static func unquote(_ raw: String) throws(ValueError) -> String {
+    package static func unquote(_ raw: String) throws(ValueError) -> String {
         guard raw.hasPrefix("\"") else { return raw }
         guard raw.count >= 2, raw.hasSuffix("\"") else { throw ValueError("unterminated quoted value") }
         var result = ""

@@ -6,12 +6,12 @@
 /// address last known tests the path as well, and when it fails, the full round that
 /// follows resolves again. On a metered primary checked every 90 s that saves a DNS
 /// exchange (about 150 bytes, 4 MB a month) per check.
-public struct DNSAnswerCache: Sendable, Equatable {
-    public struct Key: Hashable, Sendable {
-        public var host: String
-        public var family: AddressFamily
+package struct DNSAnswerCache: Sendable, Equatable {
+    package struct Key: Hashable, Sendable {
+        package var host: String
+        package var family: AddressFamily
 
-        public init(host: String, family: AddressFamily) {
+        package init(host: String, family: AddressFamily) {
             self.host = host
             self.family = family
         }
@@ -24,10 +24,10 @@ public struct DNSAnswerCache: Sendable, Equatable {
 
     private var entries: [Key: Entry] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Keeps an answer for its TTL, clamped to `bounds` (milliseconds).
-    public mutating func store(_ addresses: [IPAddress], for key: Key, ttlSeconds: Int, at now: Int,
+    package mutating func store(_ addresses: [IPAddress], for key: Key, ttlSeconds: Int, at now: Int,
                                bounds: ClosedRange<Int>) {
         guard !addresses.isEmpty else { return }
         let lifetime = min(bounds.upperBound, max(bounds.lowerBound, max(0, ttlSeconds) * 1_000))
@@ -35,16 +35,16 @@ public struct DNSAnswerCache: Sendable, Equatable {
     }
 
     /// The answers still valid at `now`.
-    public func answers(at now: Int) -> [Key: [IPAddress]] {
+    package func answers(at now: Int) -> [Key: [IPAddress]] {
         entries.filter { $0.value.expiresMilliseconds > now }.mapValues(\.addresses)
     }
 
     /// Every answer kept, within its TTL or not (for liveness rounds only).
-    public func lastKnown() -> [Key: [IPAddress]] {
+    package func lastKnown() -> [Key: [IPAddress]] {
         entries.mapValues(\.addresses)
     }
 
-    public mutating func clear() {
+    package mutating func clear() {
         entries = [:]
     }
 }

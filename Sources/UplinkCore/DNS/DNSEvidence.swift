@@ -1,8 +1,8 @@
 /// DNS answers as evidence (the design's `captive` row): a probe host name that
 /// resolves, through the uplink's own servers, only to addresses that can never be
 /// the public internet was answered by something local, a portal.
-public enum DNSEvidence {
-    public enum Judgement: Sendable, Equatable {
+package enum DNSEvidence {
+    package enum Judgement: Sendable, Equatable {
         /// Send the probe to these addresses.
         case pin([IPAddress])
         /// Every answer was private, link-local, loopback, ULA or unspecified.
@@ -11,7 +11,7 @@ public enum DNSEvidence {
 
     /// `family` is the record family asked for. IPv4-mapped answers to an AAAA query
     /// are never pinned: Linux would carry them over IPv4 and make IPv6 look alive.
-    public static func judge(_ answers: [IPAddress], family: AddressFamily, hijackCheck: Bool) -> Judgement {
+    package static func judge(_ answers: [IPAddress], family: AddressFamily, hijackCheck: Bool) -> Judgement {
         let usable = answers.filter { family == .ipv4 || $0.mappedIPv4 == nil }
         guard hijackCheck else { return .pin(usable) }
         if !answers.isEmpty && answers.allSatisfy(\.isSpecialPurpose) { return .hijacked(answers) }
@@ -24,7 +24,7 @@ public enum DNSEvidence {
     /// login page. Never loopback or unspecified: those would probe this machine,
     /// not the network behind the uplink. IPv4-mapped answers to an AAAA query are
     /// left out as in `judge`. Empty: send nothing, the DNS answer alone is the evidence.
-    public static func followable(_ answers: [IPAddress], family: AddressFamily) -> [IPAddress] {
+    package static func followable(_ answers: [IPAddress], family: AddressFamily) -> [IPAddress] {
         answers.filter {
             $0.family == family && $0.mappedIPv4 == nil && !$0.isLoopback && $0.notOneHost == nil
         }

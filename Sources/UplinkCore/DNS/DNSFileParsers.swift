@@ -2,24 +2,24 @@
 /// DNS servers of one interface. Pure: the adapter reads the files (bounded) and
 /// passes the text in. Malformed content yields no servers, never an error: these
 /// files are someone else's, and the next source is tried.
-public enum DNSFileParsers {
+package enum DNSFileParsers {
     /// systemd-networkd's `/run/systemd/netif/links/IFINDEX`: `DNS=a b c`.
-    public static func networkdLinkState(_ text: String) -> [IPAddress] {
+    package static func networkdLinkState(_ text: String) -> [IPAddress] {
         servers(inKey: "DNS", of: text)
     }
 
     /// systemd-resolved's `/run/systemd/resolve/netif/IFINDEX`: `SERVERS=a b c`.
-    public static func resolvedLinkState(_ text: String) -> [IPAddress] {
+    package static func resolvedLinkState(_ text: String) -> [IPAddress] {
         servers(inKey: "SERVERS", of: text)
     }
 
     /// A systemd-style DHCP lease (NetworkManager's internal client): `DNS=a b c`.
-    public static func systemdLease(_ text: String) -> [IPAddress] {
+    package static func systemdLease(_ text: String) -> [IPAddress] {
         servers(inKey: "DNS", of: text)
     }
 
     /// `nameserver ADDRESS` lines of a resolv.conf (also resolvconf's per-interface files).
-    public static func resolvConf(_ text: String) -> [IPAddress] {
+    package static func resolvConf(_ text: String) -> [IPAddress] {
         var result: [IPAddress] = []
         for line in text.split(whereSeparator: { $0 == "\n" }) {
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
@@ -32,7 +32,7 @@ public enum DNSFileParsers {
     /// ISC dhclient lease files: the servers of the last `lease {}` (DHCPv4, `option
     /// domain-name-servers a, b;`) and of the last `lease6 {}` (DHCPv6, `option
     /// dhcp6.name-servers a,b;`) of the interface; dhclient appends, so last is newest.
-    public static func dhclientLeaseServers(_ text: String, interface: String) -> (dhcp4: [IPAddress], dhcp6: [IPAddress]) {
+    package static func dhclientLeaseServers(_ text: String, interface: String) -> (dhcp4: [IPAddress], dhcp6: [IPAddress]) {
         let leases = DhclientLeaseFile.lastLeases(text, interface: interface)
         return (leaseServers(leases.dhcp4), leaseServers(leases.dhcp6))
     }
@@ -51,7 +51,7 @@ public enum DNSFileParsers {
     /// One server as these files write it: `1.2.3.4`, `1.2.3.4:53`, `2001:db8::1`,
     /// `[2001:db8::1]:53`, `fe80::1%eth0`, optionally followed by `#server-name`.
     /// A server on another port than 53 is left out (queries always use 53).
-    public static func server(_ token: String) -> IPAddress? {
+    package static func server(_ token: String) -> IPAddress? {
         var text = Substring(token)
         if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
         var port: Substring?

@@ -1,7 +1,7 @@
 /// Why a name did not resolve through an uplink: the resolver's status (c-ares's,
 /// mapped at the edge by the DNS adapter), with its code and the library's sentence.
-public struct DNSFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
+package struct DNSFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: Sendable, Equatable {
         /// The uplink has no DNS servers from any enabled source.
         case noServers
         /// NXDOMAIN.
@@ -16,14 +16,14 @@ public struct DNSFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case other
     }
 
-    public let kind: Kind
+    package let kind: Kind
     /// The ARES_* status, or errno for `bindFailed`; 0 when neither applies.
-    public let code: Int
-    public let message: String
+    package let code: Int
+    package let message: String
 
-    public var description: String { code == 0 ? message : "\(message) (code \(code))" }
+    package var description: String { code == 0 ? message : "\(message) (code \(code))" }
 
-    public init(kind: Kind, code: Int, message: String) {
+    package init(kind: Kind, code: Int, message: String) {
         self.kind = kind
         self.code = code
         self.message = message
@@ -31,12 +31,12 @@ public struct DNSFailure: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A name resolved through an uplink: its addresses and how long the answer may be kept.
-public struct DNSAnswer: Sendable, Equatable {
-    public var addresses: [IPAddress]
+package struct DNSAnswer: Sendable, Equatable {
+    package var addresses: [IPAddress]
     /// The smallest TTL of the answer's records, CNAMEs included.
-    public var ttlSeconds: Int
+    package var ttlSeconds: Int
 
-    public init(addresses: [IPAddress], ttlSeconds: Int) {
+    package init(addresses: [IPAddress], ttlSeconds: Int) {
         self.addresses = addresses
         self.ttlSeconds = ttlSeconds
     }
@@ -44,11 +44,11 @@ public struct DNSAnswer: Sendable, Equatable {
 
 /// One lookup's outcome and what it cost on the wire (IP level, every query and
 /// answer with its headers, retries included).
-public struct DNSLookup: Sendable {
-    public var result: Result<DNSAnswer, DNSFailure>
-    public var bytes: Int
+package struct DNSLookup: Sendable {
+    package var result: Result<DNSAnswer, DNSFailure>
+    package var bytes: Int
 
-    public init(result: Result<DNSAnswer, DNSFailure>, bytes: Int) {
+    package init(result: Result<DNSAnswer, DNSFailure>, bytes: Int) {
         self.result = result
         self.bytes = bytes
     }

@@ -1,6 +1,6 @@
 /// Where an uplink's DNS servers were found. The cases are listed in discovery order:
 /// the first source that names servers for an interface wins.
-public enum DNSSource: String, Sendable, CaseIterable {
+package enum DNSSource: String, Sendable, CaseIterable {
     /// `[interface NAME] dns = ...` in the configuration.
     case configured
     /// systemd-networkd's per-link state, then systemd-resolved's per-link state.
@@ -17,45 +17,45 @@ public enum DNSSource: String, Sendable, CaseIterable {
     /// Whether servers from this source belong to the uplink itself. Servers from
     /// resolv.conf are still queried through the uplink, but they may be another
     /// uplink's (or a local cache's), and status says so.
-    public var isPerUplink: Bool { self != .resolvConf }
+    package var isPerUplink: Bool { self != .resolvConf }
 }
 
 /// The DNS servers of one uplink and where they came from.
-public struct DNSServers: Sendable, Equatable {
-    public var source: DNSSource?
-    public var addresses: [IPAddress]
+package struct DNSServers: Sendable, Equatable {
+    package var source: DNSSource?
+    package var addresses: [IPAddress]
     /// The file (or configuration key) they were read from, for diagnostics.
-    public var origin: String?
+    package var origin: String?
 
-    public init(source: DNSSource?, addresses: [IPAddress], origin: String? = nil) {
+    package init(source: DNSSource?, addresses: [IPAddress], origin: String? = nil) {
         self.source = source
         self.addresses = addresses
         self.origin = origin
     }
 
-    public static let none = DNSServers(source: nil, addresses: [])
+    package static let none = DNSServers(source: nil, addresses: [])
 
-    public var isPerUplink: Bool { source?.isPerUplink ?? false }
+    package var isPerUplink: Bool { source?.isPerUplink ?? false }
 
     /// Whether queries are bound to the uplink. A resolv.conf that names only a local
     /// cache (127.0.0.53, 127.0.0.1) cannot be reached through an uplink: those
     /// queries stay on the host, and the cache answers the way the primary does,
     /// which status reports as not per-uplink.
-    public var bindsToInterface: Bool { !addresses.allSatisfy(\.isLoopback) }
+    package var bindsToInterface: Bool { !addresses.allSatisfy(\.isLoopback) }
 
     /// The servers to ask: loopback ones are dropped when queries are bound, since a
     /// bound socket cannot reach them.
-    public var reachable: [IPAddress] {
+    package var reachable: [IPAddress] {
         bindsToInterface ? addresses.filter { !$0.isLoopback } : addresses
     }
 
     /// Servers in the order to ask for one record family: the same family first (it
     /// is the one known to work when the other is broken), then the rest.
-    public func ordered(for family: AddressFamily) -> [IPAddress] {
+    package func ordered(for family: AddressFamily) -> [IPAddress] {
         reachable.filter { $0.family == family } + reachable.filter { $0.family != family }
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("source", .string(source?.rawValue ?? "none")),
             ("per_uplink", .bool(isPerUplink)),

@@ -1,8 +1,8 @@
 /// ISC dhclient's lease files: `lease { ... }` (DHCPv4) and `lease6 { ... }` (DHCPv6)
 /// blocks, appended as leases come, so the last block of an interface is its newest.
-public enum DhclientLeaseFile {
+package enum DhclientLeaseFile {
     /// The lines of the last DHCPv4 and the last DHCPv6 lease of `interface`.
-    public static func lastLeases(_ text: String, interface: String) -> (dhcp4: [String], dhcp6: [String]) {
+    package static func lastLeases(_ text: String, interface: String) -> (dhcp4: [String], dhcp6: [String]) {
         var lastV4: [String] = []
         var lastV6: [String] = []
         var depth = 0
@@ -39,7 +39,7 @@ public enum DhclientLeaseFile {
     }
 
     /// The value of `option NAME VALUE;` in a lease's lines.
-    public static func option(_ name: String, in lines: [String]) -> String? {
+    package static func option(_ name: String, in lines: [String]) -> String? {
         let prefix = "option \(name) "
         guard let line = lines.last(where: { $0.hasPrefix(prefix) }) else { return nil }
         return String(line.dropFirst(prefix.count)).trimmingWhitespace.trimmingCharacters(";").trimmingWhitespace
@@ -48,12 +48,12 @@ public enum DhclientLeaseFile {
 
 /// The DHCP vendor option (43) phone hotspots send to say the uplink is metered:
 /// NetworkManager and Android look for "ANDROID_METERED" anywhere in it.
-public enum MeteredLease {
+package enum MeteredLease {
     static let marker = Array("ANDROID_METERED".utf8)
 
     /// A dhclient lease file: the interface's newest DHCPv4 lease carries it, as dhclient
     /// writes option 43 (quoted text, or colon-separated hex when not printable).
-    public static func dhclient(_ text: String, interface: String) -> Bool {
+    package static func dhclient(_ text: String, interface: String) -> Bool {
         let lease = DhclientLeaseFile.lastLeases(text, interface: interface).dhcp4
         guard let value = DhclientLeaseFile.option("vendor-encapsulated-options", in: lease) else { return false }
         if value.hasPrefix("\"") { return contains(Array(value.utf8)) }
@@ -62,7 +62,7 @@ public enum MeteredLease {
 
     /// systemd-networkd's lease file (`/run/systemd/netif/leases/IFINDEX`):
     /// `VENDOR_SPECIFIC=` in plain hex.
-    public static func networkd(_ text: String) -> Bool {
+    package static func networkd(_ text: String) -> Bool {
         for line in text.split(separator: "\n") where line.hasPrefix("VENDOR_SPECIFIC=") {
             let hex = Array(line.dropFirst("VENDOR_SPECIFIC=".count).trimmingWhitespace)
             guard hex.count % 2 == 0 else { return false }

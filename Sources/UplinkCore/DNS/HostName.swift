@@ -2,8 +2,8 @@
 /// letters, digits, '-' and '_' (no label starting or ending with '-'), 1 to 63 bytes
 /// each, at most 253 bytes in all, an optional trailing dot. A dotted IPv4 literal
 /// passes too; callers that want a name only also check `IPAddress(text) == nil`.
-public enum HostName {
-    public static func isValid(_ name: String) -> Bool {
+package enum HostName {
+    package static func isValid(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard !bytes.isEmpty, bytes.count <= 253 else { return false }
         let labels = name.split(separator: ".", omittingEmptySubsequences: false)

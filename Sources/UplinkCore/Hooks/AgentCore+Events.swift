@@ -92,7 +92,7 @@ extension AgentCore {
 
     /// The last event, when the agent stops: it describes the primary (hooks may undo
     /// what they did for it), and names no interface when there was none.
-    public func stopEvent(now: Instant) -> HookEvent {
+    package func stopEvent(now: Instant) -> HookEvent {
         let primary = selector.primary
         let uplink = primary.flatMap { uplinks[$0] }
         return hookEvent(.stop, describing: primary, uplink, otherwise: Assessment(.unknown, reason: .stopping),
@@ -103,7 +103,7 @@ extension AgentCore {
     /// Hooks make the routes match the primaries again: uplinkd's routing entries
     /// changed behind its back. Described as a primary event whose primaries did not
     /// change (the primary, or no interface when there is none).
-    public func repairEvent(now: Instant) -> HookEvent {
+    package func repairEvent(now: Instant) -> HookEvent {
         let primary = selector.primary
         return hookEvent(.repair, describing: primary, primary.flatMap { uplinks[$0] },
                          otherwise: Assessment(.unknown, reason: .noSuchInterface),
@@ -112,7 +112,7 @@ extension AgentCore {
 
     // MARK: the published state
 
-    public func state(now: Instant, pid: Int, stopped: Bool = false) -> AgentState {
+    package func state(now: Instant, pid: Int, stopped: Bool = false) -> AgentState {
         AgentState(primary: selector.primary, uplinks: uplinks.keys.sorted().map { status(of: uplinks[$0]!, now: now) },
                    writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped, familyPrimaries: familyPrimaries)
     }

@@ -43,44 +43,44 @@ public struct HookEvent: Sendable, Equatable {
     public var reason: Reason
     public var portalURL: String?
     /// `portalURL` is the LoginURL of a WISPr block the portal served.
-    public var portalIsWISPrLogin = false
+    package var portalIsWISPrLogin = false
     public var primary: InterfaceName?
     public var previousPrimary: InterfaceName?
     public var wallSeconds: Int
     /// Why the primary changed (primary events).
-    public var primaryReason: PrimaryChangeReason?
+    package var primaryReason: PrimaryChangeReason?
     /// The uplink's measured quality, when there is any.
-    public var quality: QualityFigures?
+    package var quality: QualityFigures?
     /// The uplink's addresses, gateways and DNS servers per family.
-    public var network = UplinkNetwork()
+    package var network = UplinkNetwork()
     /// The primary of each family after and before the event (a verdict event: both
     /// the ones at that moment).
-    public var familyPrimaries: [AddressFamily: InterfaceName] = [:]
-    public var previousFamilyPrimaries: [AddressFamily: InterfaceName] = [:]
+    package var familyPrimaries: [AddressFamily: InterfaceName] = [:]
+    package var previousFamilyPrimaries: [AddressFamily: InterfaceName] = [:]
     /// The last addresses of the uplink given up (primary and stop events: the
     /// previous primary; verdict events: the uplink itself), kept after they are gone.
-    public var previousAddresses: [IPAddress] = []
+    package var previousAddresses: [IPAddress] = []
     /// Per family, the last addresses of that family's previous primary when the
     /// family's primary moved (primary events): an IPv4 primary can move while the
     /// overall one stays.
-    public var previousFamilyAddresses: [AddressFamily: [IPAddress]] = [:]
+    package var previousFamilyAddresses: [AddressFamily: [IPAddress]] = [:]
     /// uplinkd's table, rules and protocol id, for the route-failover hook.
-    public var routing = RoutingSettings()
+    package var routing = RoutingSettings()
     /// The uplink's captive-portal session (RFC 8908), when its API told of one.
-    public var session = CaptivePortalSession()
+    package var session = CaptivePortalSession()
     /// The figures of the modem that carries the uplink, when ModemManager knows it.
-    public var modem: ModemStatus?
+    package var modem: ModemStatus?
     /// The recovery step a `recover` event tells of.
-    public var recoveryStep: RecoveryStep?
+    package var recoveryStep: RecoveryStep?
     /// The uplink's data plan, when it has one.
-    public var plan: PlanStatus?
+    package var plan: PlanStatus?
     /// What a `plan` event tells of.
-    public var planThreshold: PlanThreshold?
+    package var planThreshold: PlanThreshold?
     /// The configuration file the agent was started with (`--config`), so a hook's
     /// `uplinkd resolve` finds the same DNS servers; nil: the default one.
-    public var configurationPath: String?
+    package var configurationPath: String?
 
-    public init(kind: Kind, interface: InterfaceName?, interfaceKind: InterfaceKind, verdict: Verdict, previousVerdict: Verdict,
+    package init(kind: Kind, interface: InterfaceName?, interfaceKind: InterfaceKind, verdict: Verdict, previousVerdict: Verdict,
                 reason: Reason, portalURL: String?, primary: InterfaceName?, previousPrimary: InterfaceName?, wallSeconds: Int) {
         self.kind = kind
         self.interface = interface
@@ -97,7 +97,7 @@ public struct HookEvent: Sendable, Equatable {
     /// The hook's environment (besides PATH). For a primary event the interface fields
     /// describe the new primary, or the previous one when there is none; for a stop
     /// event, the primary at the stop (UPLINK_PRIMARY empty, UPLINK_PREVIOUS_PRIMARY it).
-    public var environment: [String] {
+    package var environment: [String] {
         [
             "UPLINK_EVENT=\(kind.rawValue)",
             "UPLINK_INTERFACE=\(interface?.value ?? "")",

@@ -4,14 +4,14 @@
 /// wins, keeping the older `previousVerdict`, so hooks hear "from what they last knew
 /// to what is true now"), and a change that undoes itself disappears. Primary events
 /// are never merged and keep their order.
-public struct HookQueue: Sendable, Equatable {
-    public private(set) var pending: [HookEvent] = []
+package struct HookQueue: Sendable, Equatable {
+    package private(set) var pending: [HookEvent] = []
 
-    public init() {}
+    package init() {}
 
-    public var isEmpty: Bool { pending.isEmpty }
+    package var isEmpty: Bool { pending.isEmpty }
 
-    public mutating func enqueue(_ event: HookEvent) {
+    package mutating func enqueue(_ event: HookEvent) {
         guard event.kind == .verdict,
               let index = pending.firstIndex(where: { $0.kind == .verdict && $0.interface == event.interface }) else {
             pending.append(event)
@@ -26,7 +26,7 @@ public struct HookQueue: Sendable, Equatable {
         }
     }
 
-    public mutating func next() -> HookEvent? {
+    package mutating func next() -> HookEvent? {
         pending.isEmpty ? nil : pending.removeFirst()
     }
 }

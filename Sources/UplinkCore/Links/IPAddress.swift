@@ -1,16 +1,16 @@
 /// An IPv4 or IPv6 address as raw bytes, with the scope questions verdicts depend on.
-public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
-    public let family: AddressFamily
+package struct IPAddress: Hashable, Sendable, CustomStringConvertible {
+    package let family: AddressFamily
     /// 4 bytes for IPv4, 16 for IPv6, network order.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
 
-    public init?(family: AddressFamily, bytes: [UInt8]) {
+    package init?(family: AddressFamily, bytes: [UInt8]) {
         guard bytes.count == (family == .ipv4 ? 4 : 16) else { return nil }
         self.family = family
         self.bytes = bytes
     }
 
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         if let v4 = IPAddress.parseIPv4(text) {
             self.init(family: .ipv4, bytes: v4)
         } else if let v6 = IPAddress.parseIPv6(text) {
@@ -21,14 +21,14 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// 169.254.0.0/16 or fe80::/10: usable on the link only, never toward the internet.
-    public var isLinkLocal: Bool {
+    package var isLinkLocal: Bool {
         switch family {
         case .ipv4: return bytes[0] == 169 && bytes[1] == 254
         case .ipv6: return bytes[0] == 0xfe && (bytes[1] & 0xc0) == 0x80
         }
     }
 
-    public var isLoopback: Bool {
+    package var isLoopback: Bool {
         switch family {
         case .ipv4: return bytes[0] == 127
         case .ipv6: return bytes == [UInt8](repeating: 0, count: 15) + [1]
@@ -36,7 +36,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// RFC 1918, CGNAT (100.64/10) and IPv6 ULA (fc00::/7).
-    public var isPrivate: Bool {
+    package var isPrivate: Bool {
         switch family {
         case .ipv4:
             return bytes[0] == 10 || (bytes[0] == 172 && (bytes[1] & 0xf0) == 16)
@@ -47,7 +47,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// 0.0.0.0/8 or ::, never a destination.
-    public var isUnspecified: Bool {
+    package var isUnspecified: Bool {
         switch family {
         case .ipv4: return bytes[0] == 0
         case .ipv6: return bytes.allSatisfy { $0 == 0 }
@@ -55,7 +55,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// 224.0.0.0/4 or ff00::/8: a group, not one host.
-    public var isMulticast: Bool {
+    package var isMulticast: Bool {
         switch family {
         case .ipv4: return (bytes[0] & 0xf0) == 0xe0
         case .ipv6: return bytes[0] == 0xff
@@ -63,13 +63,13 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// 255.255.255.255, the limited broadcast address.
-    public var isBroadcast: Bool {
+    package var isBroadcast: Bool {
         family == .ipv4 && bytes.allSatisfy { $0 == 0xff }
     }
 
     /// "unspecified", "multicast" or "broadcast" for an address that names no one host
     /// that could answer (a server or a probe host); nil for one that does.
-    public var notOneHost: String? {
+    package var notOneHost: String? {
         if isUnspecified { return "unspecified" }
         if isMulticast { return "multicast" }
         if isBroadcast { return "broadcast" }
@@ -77,19 +77,19 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d).
-    public var mappedIPv4: IPAddress? {
+    package var mappedIPv4: IPAddress? {
         guard family == .ipv6, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff else { return nil }
         return IPAddress(family: .ipv4, bytes: Array(bytes[12...]))
     }
 
     /// An address a public host name can never legitimately resolve to: private,
     /// CGNAT, ULA, link-local, loopback or unspecified (also inside ::ffff:0:0/96).
-    public var isSpecialPurpose: Bool {
+    package var isSpecialPurpose: Bool {
         if let mapped = mappedIPv4 { return mapped.isSpecialPurpose }
         return isPrivate || isLinkLocal || isLoopback || isUnspecified
     }
 
-    public var description: String {
+    package var description: String {
         switch family {
         case .ipv4:
             return bytes.map(String.init).joined(separator: ".")

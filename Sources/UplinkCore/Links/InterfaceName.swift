@@ -7,7 +7,7 @@
 public struct InterfaceName: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let value: String
 
-    public static let maximumBytes = 15
+    package static let maximumBytes = 15
 
     public init?(_ candidate: String) {
         guard InterfaceName.problem(with: candidate) == nil else { return nil }
@@ -15,7 +15,7 @@ public struct InterfaceName: Hashable, Comparable, Sendable, CustomStringConvert
     }
 
     /// Why `candidate` is not a valid interface name, or nil when it is.
-    public static func problem(with candidate: String) -> String? {
+    package static func problem(with candidate: String) -> String? {
         let bytes = Array(candidate.utf8)
         if bytes.isEmpty { return "an interface name cannot be empty" }
         if bytes.count > maximumBytes {

@@ -1,19 +1,19 @@
 /// What sysfs says about an interface, gathered by an adapter, judged here.
-public struct KindEvidence: Sendable, Equatable {
+package struct KindEvidence: Sendable, Equatable {
     /// `DEVTYPE=` from the interface's uevent (wlan, wwan, bridge, vlan, ...).
-    public var devType: String?
+    package var devType: String?
     /// A `wireless/` or `phy80211/` directory exists.
-    public var hasWirelessDirectory: Bool
+    package var hasWirelessDirectory: Bool
     /// The device sits in the kernel's wwan subsystem.
-    public var inWWANSubsystem: Bool
+    package var inWWANSubsystem: Bool
     /// Name of the driver module (`device/driver` link), if any.
-    public var driver: String?
+    package var driver: String?
     /// ARPHRD_* link type from `type`.
-    public var hardwareType: Int?
+    package var hardwareType: Int?
     /// The interface is backed by a bus device (`device` link), not purely virtual.
-    public var hasDevice: Bool
+    package var hasDevice: Bool
 
-    public init(devType: String? = nil, hasWirelessDirectory: Bool = false, inWWANSubsystem: Bool = false,
+    package init(devType: String? = nil, hasWirelessDirectory: Bool = false, inWWANSubsystem: Bool = false,
                 driver: String? = nil, hardwareType: Int? = nil, hasDevice: Bool = false) {
         self.devType = devType
         self.hasWirelessDirectory = hasWirelessDirectory
@@ -28,7 +28,7 @@ public struct KindEvidence: Sendable, Equatable {
 ///
 /// Order: a configured kind always wins; then definite sysfs evidence; then the
 /// predictable-name convention; else `other`.
-public enum KindClassifier {
+package enum KindClassifier {
     static let arphrdEther = 1
     static let arphrdPPP = 512
     static let arphrdLoopback = 772
@@ -41,14 +41,14 @@ public enum KindClassifier {
         "qcom-ipa", "cdc_ether_wwan", "gobinet", "rmnet", "t7xx", "iosm",
     ]
 
-    public static func classify(name: InterfaceName, evidence: KindEvidence?, configured: InterfaceKind?) -> InterfaceKind {
+    package static func classify(name: InterfaceName, evidence: KindEvidence?, configured: InterfaceKind?) -> InterfaceKind {
         if let configured { return configured }
         if let evidence, let kind = fromSysfs(evidence) { return kind }
         return fromName(name) ?? .other
     }
 
     /// A definite answer from sysfs, or nil when sysfs cannot tell.
-    public static func fromSysfs(_ evidence: KindEvidence) -> InterfaceKind? {
+    package static func fromSysfs(_ evidence: KindEvidence) -> InterfaceKind? {
         switch evidence.devType {
         case "wlan": return .wifi
         case "wwan": return .wwan
@@ -68,7 +68,7 @@ public enum KindClassifier {
     }
 
     /// The systemd/udev predictable names and their classic forms.
-    public static func fromName(_ name: InterfaceName) -> InterfaceKind? {
+    package static func fromName(_ name: InterfaceName) -> InterfaceKind? {
         let name = name.value
         if name.hasPrefix("wl") { return .wifi }
         if name.hasPrefix("ww") { return .wwan }

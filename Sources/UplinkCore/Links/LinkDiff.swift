@@ -1,8 +1,8 @@
 /// Compares two link states keyed by interface index.
-public enum LinkDiff {
+package enum LinkDiff {
     /// Events that turn `old` into `new`, ordered by interface index, and within one
     /// interface: appearance, rename, admin, carrier, addresses, routes.
-    public static func events(from old: [Int: LinkFacts], to new: [Int: LinkFacts]) -> [LinkEvent] {
+    package static func events(from old: [Int: LinkFacts], to new: [Int: LinkFacts]) -> [LinkEvent] {
         var events: [LinkEvent] = []
         for index in Set(old.keys).union(new.keys).sorted() {
             switch (old[index], new[index]) {

@@ -1,14 +1,14 @@
 /// Decides, from link facts alone, whether an uplink is `down` and which families are
 /// worth probing.
-public enum LinkEvaluator {
-    public enum Result: Equatable, Sendable {
+package enum LinkEvaluator {
+    package enum Result: Equatable, Sendable {
         /// No probe can succeed: the uplink is down for this reason.
         case down(reason: Reason)
         /// Probe these families (each has a usable address and a default route).
         case probe([AddressFamily])
 
         /// The link-level verdict: `down` with its reason, or `unknown` (needs a probe).
-        public var assessment: Assessment {
+        package var assessment: Assessment {
             switch self {
             case .down(let reason): return Assessment(.down, reason: reason)
             case .probe: return Assessment(.unknown, reason: .needsProbe)
@@ -16,7 +16,7 @@ public enum LinkEvaluator {
         }
     }
 
-    public static func evaluate(_ facts: LinkFacts?) -> Result {
+    package static func evaluate(_ facts: LinkFacts?) -> Result {
         guard let facts else { return .down(reason: .noSuchInterface) }
         if !facts.adminUp { return .down(reason: .adminDown) }
         if !facts.carrier { return .down(reason: .noCarrier) }

@@ -1,7 +1,7 @@
 /// A change the kernel reported about an interface, derived by comparing two link
 /// states (so a normal notification and a full re-dump after an overflow give the
 /// same kind of answer).
-public enum LinkEvent: Sendable, Equatable {
+package enum LinkEvent: Sendable, Equatable {
     case appeared(LinkFacts)
     case disappeared(LinkFacts)
     case renamed(LinkFacts, previousName: InterfaceName)
@@ -13,7 +13,7 @@ public enum LinkEvent: Sendable, Equatable {
     case defaultRouteRemoved(LinkFacts, DefaultRoute)
 
     /// The interface as it is after the event (as it was, for `disappeared`).
-    public var facts: LinkFacts {
+    package var facts: LinkFacts {
         switch self {
         case .appeared(let facts), .disappeared(let facts), .renamed(let facts, _), .adminChanged(let facts),
              .carrierChanged(let facts), .addressAdded(let facts, _), .addressRemoved(let facts, _),
@@ -22,7 +22,7 @@ public enum LinkEvent: Sendable, Equatable {
         }
     }
 
-    public var name: String {
+    package var name: String {
         switch self {
         case .appeared: return "appeared"
         case .disappeared: return "disappeared"
@@ -38,7 +38,7 @@ public enum LinkEvent: Sendable, Equatable {
 
     /// The link-level verdict right after this event: carrier loss, admin down and the
     /// loss of the last usable address or route make the uplink `down` at once.
-    public var linkAssessment: Assessment {
+    package var linkAssessment: Assessment {
         if case .disappeared = self { return Assessment(.down, reason: .noSuchInterface) }
         return LinkEvaluator.evaluate(facts).assessment
     }

@@ -1,6 +1,6 @@
 /// How `uplinkd links` shows interfaces and link events (JSON and one human line).
-public enum LinkReport {
-    public static func json(_ facts: LinkFacts, kind: InterfaceKind, isUplink: Bool) -> JSONValue {
+package enum LinkReport {
+    package static func json(_ facts: LinkFacts, kind: InterfaceKind, isUplink: Bool) -> JSONValue {
         .object([
             ("interface", .string(facts.name.value)),
             ("index", .int(facts.index)),
@@ -15,7 +15,7 @@ public enum LinkReport {
         ])
     }
 
-    public static func humanLine(_ facts: LinkFacts, kind: InterfaceKind, isUplink: Bool) -> String {
+    package static func humanLine(_ facts: LinkFacts, kind: InterfaceKind, isUplink: Bool) -> String {
         var parts = [facts.name.value, kind.rawValue, isUplink ? "uplink" : "not-uplink",
                      "admin " + (facts.adminUp ? "up" : "down"), "carrier " + (facts.carrier ? "yes" : "no"),
                      "oper " + facts.operState]
@@ -33,7 +33,7 @@ public enum LinkReport {
         return parts.joined(separator: "  ")
     }
 
-    public static func json(_ event: LinkEvent, kind: InterfaceKind) -> JSONValue {
+    package static func json(_ event: LinkEvent, kind: InterfaceKind) -> JSONValue {
         let facts = event.facts
         var members: [(String, JSONValue)] = [
             ("event", .string(event.name)),
@@ -58,7 +58,7 @@ public enum LinkReport {
         return .object(members)
     }
 
-    public static func humanLine(_ event: LinkEvent) -> String {
+    package static func humanLine(_ event: LinkEvent) -> String {
         let assessment = event.linkAssessment
         var line = "\(event.facts.name.value): \(event.name)"
         switch event {

@@ -1,15 +1,15 @@
 /// An uplink's network as hooks see it, per family: its addresses, its gateway and its
 /// DNS servers, so a hook can act on one family (routes, NAT, a resolver) without
 /// asking the kernel again.
-public struct UplinkNetwork: Sendable, Equatable {
+package struct UplinkNetwork: Sendable, Equatable {
     /// Usable addresses (not link-local), with their prefix lengths.
-    public var addresses: [InterfaceAddress] = []
+    package var addresses: [InterfaceAddress] = []
     /// The gateway of its preferred default route in each family (lowest metric).
-    public var gateways: [AddressFamily: IPAddress] = [:]
+    package var gateways: [AddressFamily: IPAddress] = [:]
     /// The DNS servers its last round used.
-    public var dnsServers: [IPAddress] = []
+    package var dnsServers: [IPAddress] = []
 
-    public init(addresses: [InterfaceAddress] = [], gateways: [AddressFamily: IPAddress] = [:],
+    package init(addresses: [InterfaceAddress] = [], gateways: [AddressFamily: IPAddress] = [:],
                 dnsServers: [IPAddress] = []) {
         self.addresses = addresses
         self.gateways = gateways
@@ -18,7 +18,7 @@ public struct UplinkNetwork: Sendable, Equatable {
 
     /// The addresses and gateways the kernel reports now (DNS servers are learned by
     /// rounds and kept by the caller).
-    public init(facts: LinkFacts, dnsServers: [IPAddress]) {
+    package init(facts: LinkFacts, dnsServers: [IPAddress]) {
         addresses = facts.addresses.filter(\.isUsable)
         for family in AddressFamily.allCases {
             let routes = facts.defaultRoutes.filter { $0.family == family && $0.gateway != nil }
@@ -30,7 +30,7 @@ public struct UplinkNetwork: Sendable, Equatable {
     /// `UPLINK_IPV4_ADDRESSES`, `UPLINK_IPV4_GATEWAY`, `UPLINK_IPV4_DNS` and the same
     /// for IPv6 (space-separated, empty when there is none), and `UPLINK_DNS_SERVERS`
     /// with both families.
-    public var environment: [String] {
+    package var environment: [String] {
         var lines: [String] = []
         for family in AddressFamily.allCases {
             let prefix = family == .ipv4 ? "UPLINK_IPV4" : "UPLINK_IPV6"

@@ -6,7 +6,7 @@
 extension AgentCore {
     /// The gateway's local time: billing cycles turn at its midnights. The runtime sets
     /// the system's (UTC until then).
-    public var localTime: LocalTime {
+    package var localTime: LocalTime {
         get { metering.localTime }
         set { metering.localTime = newValue }
     }
@@ -22,16 +22,16 @@ extension AgentCore {
     }
 
     /// The uplinks whose counters the runtime must read: those with a plan.
-    public var accountedInterfaces: [InterfaceName] {
+    package var accountedInterfaces: [InterfaceName] {
         uplinks.values.filter { $0.settings.metering.plan != nil }.map(\.name).sorted()
     }
 
     /// The plans as they stand, for the plan file.
-    public var planLedgers: [InterfaceName: PlanLedger] { ledgers }
+    package var planLedgers: [InterfaceName: PlanLedger] { ledgers }
 
     /// Plans read back from the plan file at start: counting goes on from their
     /// baselines. A plan whose cycle ended meanwhile gives way at the first reading.
-    public mutating func restorePlans(_ saved: [InterfaceName: PlanLedger]) {
+    package mutating func restorePlans(_ saved: [InterfaceName: PlanLedger]) {
         for (name, ledger) in saved where ledgers[name] == nil { ledgers[name] = ledger }
     }
 
@@ -40,7 +40,7 @@ extension AgentCore {
     /// once happened (a new cycle, a mark), and what the cap changed in the primary.
     /// `final`: the agent's last reading before it stops: its bytes are counted and
     /// nothing else (marks it crosses are told at the next start, whose hooks can run).
-    public mutating func countersRead(_ readings: [InterfaceName: CounterReading], now: Instant,
+    package mutating func countersRead(_ readings: [InterfaceName: CounterReading], now: Instant,
                                       final: Bool = false) -> [Action] {
         if final {
             for (name, reading) in readings where ledgers[name] != nil && planSettings(of: name) != nil {
@@ -85,7 +85,7 @@ extension AgentCore {
     /// Starts a new cycle now (`uplinkd plan --reset`, when the carrier's cycle differs):
     /// nothing used, no mark told; it ends at the next regular start. Nil when the
     /// uplink has no plan.
-    public mutating func resetPlan(_ name: InterfaceName, now: Instant) -> [Action]? {
+    package mutating func resetPlan(_ name: InterfaceName, now: Instant) -> [Action]? {
         guard let settings = planSettings(of: name) else { return nil }
         var ledger = ledgers[name] ?? PlanLedger(startingAt: now.wallSeconds, settings, zone: localTime)
         let told = ledger.reset(settings, zone: localTime, nowWallSeconds: now.wallSeconds)

@@ -115,7 +115,7 @@ extension AgentCore {
 
     /// Modems whose bearer the agent keeps down: connected again when the agent stops,
     /// so a backup never stays offline because its agent went away.
-    public var parkedBearers: [String] {
+    package var parkedBearers: [String] {
         modemRecords.filter { $0.value.standby == .parked }.keys.sorted()
     }
 

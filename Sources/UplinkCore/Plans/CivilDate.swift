@@ -1,24 +1,24 @@
 /// A calendar date in the proleptic Gregorian calendar, and the arithmetic data plans
 /// need: days since 1970-01-01, days in a month, the weekday. No Foundation: the core
 /// stays small and pure, and these few formulas are all a billing cycle asks for.
-public struct CivilDate: Sendable, Equatable, Comparable, CustomStringConvertible {
-    public var year: Int
+package struct CivilDate: Sendable, Equatable, Comparable, CustomStringConvertible {
+    package var year: Int
     /// 1 to 12.
-    public var month: Int
+    package var month: Int
     /// 1 to the month's length.
-    public var day: Int
+    package var day: Int
 
-    public init(year: Int, month: Int, day: Int) {
+    package init(year: Int, month: Int, day: Int) {
         self.year = year
         self.month = month
         self.day = day
     }
 
-    public static func isLeapYear(_ year: Int) -> Bool {
+    package static func isLeapYear(_ year: Int) -> Bool {
         year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
     }
 
-    public static func daysIn(year: Int, month: Int) -> Int {
+    package static func daysIn(year: Int, month: Int) -> Int {
         switch month {
         case 2: return isLeapYear(year) ? 29 : 28
         case 4, 6, 9, 11: return 30
@@ -28,7 +28,7 @@ public struct CivilDate: Sendable, Equatable, Comparable, CustomStringConvertibl
 
     /// Days since 1970-01-01 (negative before). Counts in 400-year eras of 146,097
     /// days, with the year taken to start in March so the leap day ends it.
-    public var daysSinceEpoch: Int {
+    package var daysSinceEpoch: Int {
         let shiftedYear = month <= 2 ? year - 1 : year
         let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
         let yearOfEra = shiftedYear - era * 400
@@ -38,7 +38,7 @@ public struct CivilDate: Sendable, Equatable, Comparable, CustomStringConvertibl
     }
 
     /// The date `days` days after 1970-01-01.
-    public init(daysSinceEpoch days: Int) {
+    package init(daysSinceEpoch days: Int) {
         let shifted = days + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfEra = shifted - era * 146_097
@@ -51,24 +51,24 @@ public struct CivilDate: Sendable, Equatable, Comparable, CustomStringConvertibl
     }
 
     /// ISO weekday of a day number: 1 Monday to 7 Sunday (1970-01-01 was a Thursday).
-    public static func weekday(ofDay days: Int) -> Int {
+    package static func weekday(ofDay days: Int) -> Int {
         let sinceMonday = (days + 3) % 7
         return (sinceMonday < 0 ? sinceMonday + 7 : sinceMonday) + 1
     }
 
     /// The same day of another month `months` away, the day cut to that month's length.
-    public func addingMonths(_ months: Int) -> CivilDate {
+    package func addingMonths(_ months: Int) -> CivilDate {
         let index = year * 12 + (month - 1) + months
         let newYear = index >= 0 ? index / 12 : (index - 11) / 12
         let newMonth = index - newYear * 12 + 1
         return CivilDate(year: newYear, month: newMonth, day: min(day, CivilDate.daysIn(year: newYear, month: newMonth)))
     }
 
-    public static func < (a: CivilDate, b: CivilDate) -> Bool {
+    package static func < (a: CivilDate, b: CivilDate) -> Bool {
         (a.year, a.month, a.day) < (b.year, b.month, b.day)
     }
 
-    public var description: String {
+    package var description: String {
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(year)-\(two(month))-\(two(day))"
     }
@@ -78,25 +78,25 @@ public struct CivilDate: Sendable, Equatable, Comparable, CustomStringConvertibl
 /// (seconds east of Greenwich, daylight saving included). The runtime builds it from
 /// the system's time zone (localtime_r: TZ, /etc/localtime); tests give rules of
 /// their own. Billing cycles turn at local midnight, so the core needs no zone data.
-public struct LocalTime: Sendable {
+package struct LocalTime: Sendable {
     /// The UTC offset in force at a moment (seconds since the epoch).
-    public let offsetSeconds: @Sendable (Int) -> Int
+    package let offsetSeconds: @Sendable (Int) -> Int
 
-    public init(offsetSeconds: @escaping @Sendable (Int) -> Int) {
+    package init(offsetSeconds: @escaping @Sendable (Int) -> Int) {
         self.offsetSeconds = offsetSeconds
     }
 
     /// Coordinated universal time, and a fixed offset.
-    public static let utc = LocalTime { _ in 0 }
-    public static func fixed(offsetSeconds: Int) -> LocalTime { LocalTime { _ in offsetSeconds } }
+    package static let utc = LocalTime { _ in 0 }
+    package static func fixed(offsetSeconds: Int) -> LocalTime { LocalTime { _ in offsetSeconds } }
 
     /// The local wall clock at a moment, in seconds since local 1970-01-01 00:00.
-    public func localSeconds(at epochSeconds: Int) -> Int {
+    package func localSeconds(at epochSeconds: Int) -> Int {
         epochSeconds + offsetSeconds(epochSeconds)
     }
 
     /// The local day (days since 1970-01-01) a moment falls on.
-    public func day(at epochSeconds: Int) -> Int {
+    package func day(at epochSeconds: Int) -> Int {
         let local = localSeconds(at: epochSeconds)
         return local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
     }
@@ -105,7 +105,7 @@ public struct LocalTime: Sendable {
     /// occurs twice (the hour repeated when summer time ends) gives its first
     /// occurrence; a time skipped (the hour lost when it begins, midnight in some
     /// zones) gives the moment the clock jumps past it.
-    public func epochSeconds(ofLocal local: Int) -> Int {
+    package func epochSeconds(ofLocal local: Int) -> Int {
         // Offsets of the day before and after bracket any transition near `local`.
         let candidates = Set([local - offsetSeconds(local - 86_400), local - offsetSeconds(local),
                               local - offsetSeconds(local + 86_400)]).sorted()
@@ -126,7 +126,7 @@ public struct LocalTime: Sendable {
     }
 
     /// The moment local midnight begins day `day`.
-    public func midnight(ofDay day: Int) -> Int {
+    package func midnight(ofDay day: Int) -> Int {
         epochSeconds(ofLocal: day * 86_400)
     }
 }

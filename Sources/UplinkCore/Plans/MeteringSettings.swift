@@ -1,5 +1,5 @@
 /// How a backup waits for its turn (`standby`).
-public enum Standby: String, Sendable, CaseIterable {
+package enum Standby: String, Sendable, CaseIterable {
     /// Probed on the unmetered schedule (a light round every 10 s), metered or not.
     case hot
     /// Its class's schedule: the metered one for a metered uplink (the default).
@@ -10,7 +10,7 @@ public enum Standby: String, Sendable, CaseIterable {
 
 /// Whether a cold backup's modem keeps its data bearer up while it waits
 /// (`standby-bearer`).
-public enum StandbyBearer: String, Sendable, CaseIterable {
+package enum StandbyBearer: String, Sendable, CaseIterable {
     case connected
     /// Disconnected while another uplink is primary (no data session, nothing billed
     /// for keep-alives), connected again the moment it is needed.
@@ -18,7 +18,7 @@ public enum StandbyBearer: String, Sendable, CaseIterable {
 }
 
 /// When a preferred uplink that came back takes the primary role back (`failback`).
-public enum Failback: String, Sendable, CaseIterable {
+package enum Failback: String, Sendable, CaseIterable {
     /// As soon as it is online (and verified).
     case immediate
     /// After it stayed online for `hold-down`.
@@ -31,21 +31,21 @@ public enum Failback: String, Sendable, CaseIterable {
 /// backup, how closely it is watched while it serves as the primary. One part of the
 /// layered probing settings (`ProbingSettings.metering`), so each can be set for every
 /// uplink, per kind and per interface.
-public struct MeteringSettings: Sendable, Equatable {
+package struct MeteringSettings: Sendable, Equatable {
     /// `plan`: whether its traffic is counted, and against what limit.
-    public var planLimit = PlanLimit.off
+    package var planLimit = PlanLimit.off
     /// The cycle, warnings and cap behaviour of its plan, kept apart from the limit so
     /// that `[kind wwan] plan-start = 12` holds for a plan an interface section sets.
-    public var planShape = PlanSettings(limitBytes: nil)
-    public var standby: Standby
-    public var standbyBearer: StandbyBearer = .connected
+    package var planShape = PlanSettings(limitBytes: nil)
+    package var standby: Standby
+    package var standbyBearer: StandbyBearer = .connected
     /// While it is the primary, it is checked at least this often, by liveness rounds
     /// between its light rounds (a metered uplink's own interval is far too long to
     /// notice a dead upstream while the LAN is idle); nil: its cadence applies.
-    public var primaryIntervalMilliseconds: Int?
+    package var primaryIntervalMilliseconds: Int?
 
     /// Its data plan; nil: its traffic is not counted (`plan = off`).
-    public var plan: PlanSettings? {
+    package var plan: PlanSettings? {
         var plan = planShape
         switch planLimit {
         case .off: return nil
@@ -57,32 +57,32 @@ public struct MeteringSettings: Sendable, Equatable {
 
     /// Metered uplinks wait warm and are checked every 90 s while primary (about 6.5 MB
     /// a month of liveness rounds); unmetered ones wait hot and keep their cadence.
-    public static func defaults(metered: Bool) -> MeteringSettings {
+    package static func defaults(metered: Bool) -> MeteringSettings {
         MeteringSettings(standby: metered ? .warm : .hot, primaryIntervalMilliseconds: metered ? 90_000 : nil)
     }
 }
 
 /// `plan`: not counted, counted without a limit, or counted against a limit.
-public enum PlanLimit: Sendable, Equatable {
+package enum PlanLimit: Sendable, Equatable {
     case off
     case unlimited
     case bytes(Int)
 }
 
 /// What one configuration layer sets of `MeteringSettings`; nil leaves the layer below.
-public struct MeteringOverrides: Sendable, Equatable {
-    public var plan: PlanLimit?
-    public var period: PlanPeriod?
-    public var startDay: PlanStartDay?
-    public var warnPercents: [Int]?
-    public var atCap: AtCap?
-    public var standby: Standby?
-    public var standbyBearer: StandbyBearer?
-    public var primaryInterval: Limit?
+package struct MeteringOverrides: Sendable, Equatable {
+    package var plan: PlanLimit?
+    package var period: PlanPeriod?
+    package var startDay: PlanStartDay?
+    package var warnPercents: [Int]?
+    package var atCap: AtCap?
+    package var standby: Standby?
+    package var standbyBearer: StandbyBearer?
+    package var primaryInterval: Limit?
 
-    public init() {}
+    package init() {}
 
-    public func applied(to settings: MeteringSettings) -> MeteringSettings {
+    package func applied(to settings: MeteringSettings) -> MeteringSettings {
         var result = settings
         if let plan { result.planLimit = plan }
         if let period { result.planShape.period = period }
@@ -98,18 +98,18 @@ public struct MeteringOverrides: Sendable, Equatable {
 
 /// `plan-start`: a day of the month, or a weekday; which one counts depends on
 /// `plan-period`, checked once every layer is known.
-public enum PlanStartDay: Sendable, Equatable {
+package enum PlanStartDay: Sendable, Equatable {
     case dayOfMonth(Int)
     /// ISO: 1 Monday to 7 Sunday.
     case weekday(Int)
 
-    public static let weekdayNames = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    package static let weekdayNames = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 }
 
 extension ConfigurationKeys {
     /// The metering keys: part of the probing keys, so they go in `[agent]` (every
     /// uplink), `[kind KIND]` and `[interface NAME]`.
-    public static let metering = KeyTable<MeteringOverrides>(section: "probing", [
+    package static let metering = KeyTable<MeteringOverrides>(section: "probing", [
         ("plan", { (value: String, m: inout MeteringOverrides) throws(ValueError) in
             switch value {
             case "off": m.plan = .off
@@ -149,7 +149,7 @@ extension ValueParser {
     /// A data volume as carriers sell it: `5GB` (decimal: kB, MB, GB, TB are powers of
     /// 1000), `5GiB` (binary: KiB, MiB, GiB, TiB), plain bytes, a fraction allowed
     /// (`1.5GB`).
-    public static func dataSize(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
+    package static func dataSize(_ text: String, range: ClosedRange<Int>) throws(ValueError) -> Int {
         let units: [(String, Int)] = [
             ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
             ("kB", 1_000), ("KB", 1_000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("TB", 1_000_000_000_000), ("B", 1),
@@ -183,7 +183,7 @@ extension ValueParser {
 
     /// `plan-start`: a day of the month (1 to 31) or a weekday name (`monday`, or its
     /// first three letters).
-    public static func planStartDay(_ text: String) throws(ValueError) -> PlanStartDay {
+    package static func planStartDay(_ text: String) throws(ValueError) -> PlanStartDay {
         if let day = Int(text), (1...31).contains(day), text.allSatisfy(\.isASCIIDigit) { return .dayOfMonth(day) }
         let word = text.lowercased()
         if word.count >= 3, let index = PlanStartDay.weekdayNames.firstIndex(where: { $0 == word || $0.prefix(3) == word }) {
@@ -193,7 +193,7 @@ extension ValueParser {
     }
 
     /// `plan-warn`: percentages below 100, or `none`.
-    public static func warnPercents(_ text: String) throws(ValueError) -> [Int] {
+    package static func warnPercents(_ text: String) throws(ValueError) -> [Int] {
         if text == "none" { return [] }
         var percents: [Int] = []
         for word in list(text) {
@@ -213,15 +213,15 @@ extension Character {
 
 /// Where the agent keeps its data plans' counts across restarts and reboots (`[agent]
 /// plan-file`, `plan-save-interval`).
-public struct PlanFileSettings: Sendable, Equatable {
+package struct PlanFileSettings: Sendable, Equatable {
     /// On persistent storage (systemd's StateDirectory): the state file's tmpfs is
     /// emptied at every boot.
-    public var path = "/var/lib/uplinkd/plans"
+    package var path = "/var/lib/uplinkd/plans"
     /// The counts are written at most this often (and at a stop, a new cycle, a mark
     /// crossed or a reset by hand): what a power cut can lose, against flash wear.
-    public var saveIntervalMilliseconds = 300_000
+    package var saveIntervalMilliseconds = 300_000
 
-    public init() {}
+    package init() {}
 }
 
 extension ConfigurationKeys {

@@ -11,11 +11,11 @@
 /// IP bytes counted in it, MARKS the warning marks told (comma-separated), and the
 /// rest the counter reading the next one is compared with (the device's boot id and
 /// index, its byte and packet counters, the link-layer header per packet).
-public enum PlanFileFormat {
-    public static let version = 1
-    public static let columns = "plan NAME CYCLE-START RECEIVED SENT MARKS BOOT-ID IFINDEX RX-BYTES TX-BYTES RX-PACKETS TX-PACKETS HEADER"
+package enum PlanFileFormat {
+    package static let version = 1
+    package static let columns = "plan NAME CYCLE-START RECEIVED SENT MARKS BOOT-ID IFINDEX RX-BYTES TX-BYTES RX-PACKETS TX-PACKETS HEADER"
 
-    public static func encode(_ ledgers: [InterfaceName: PlanLedger], writtenWallSeconds: Int) -> String {
+    package static func encode(_ ledgers: [InterfaceName: PlanLedger], writtenWallSeconds: Int) -> String {
         var lines = [
             "# uplinkd data plans, format \(version) (see README, \"Data plans\")",
             "# \(columns)",
@@ -40,13 +40,13 @@ public enum PlanFileFormat {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
-        public let line: Int
-        public let message: String
-        public var description: String { "line \(line): \(message)" }
+    package struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
+        package let line: Int
+        package let message: String
+        package var description: String { "line \(line): \(message)" }
     }
 
-    public static func decode(_ text: String) throws(DecodeError) -> [InterfaceName: PlanLedger] {
+    package static func decode(_ text: String) throws(DecodeError) -> [InterfaceName: PlanLedger] {
         var ledgers: [InterfaceName: PlanLedger] = [:]
         var sawFormat = false
         var lineNumber = 0
@@ -107,7 +107,7 @@ public enum PlanFileFormat {
     }
 
     /// A boot id stays one field: letters, digits and dashes only.
-    public static func isToken(_ text: String) -> Bool {
+    package static func isToken(_ text: String) -> Bool {
         !text.isEmpty && text.count <= 64 && text != "-"
             && text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
     }

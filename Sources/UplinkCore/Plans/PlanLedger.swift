@@ -1,11 +1,11 @@
 /// What hooks hear of a data plan (`UPLINK_PLAN_THRESHOLD`).
-public enum PlanThreshold: Sendable, Equatable, CustomStringConvertible {
+package enum PlanThreshold: Sendable, Equatable, CustomStringConvertible {
     /// A `plan-warn` mark, or 100: the cap.
     case mark(Int)
     /// A new cycle began: on its day, or by hand (`uplinkd plan --reset`).
     case newCycle
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .mark(let percent): return String(percent)
         case .newCycle: return "new-cycle"
@@ -18,17 +18,17 @@ public enum PlanThreshold: Sendable, Equatable, CustomStringConvertible {
 /// reading is compared with. Persisted as a whole (`PlanFileFormat`): the count and
 /// the baseline are always written together, so a restart neither loses nor repeats
 /// a byte the counters still hold.
-public struct PlanLedger: Sendable, Equatable {
-    public var cycleStartWallSeconds: Int
+package struct PlanLedger: Sendable, Equatable {
+    package var cycleStartWallSeconds: Int
     /// Where the cycle ends: worked out again from its start whenever the settings may
     /// have changed (`refresh`), never stored.
-    public private(set) var cycleEndWallSeconds: Int
-    public var used: ByteCounts
+    package private(set) var cycleEndWallSeconds: Int
+    package var used: ByteCounts
     /// Marks (percent) crossed and told this cycle.
-    public var marksTold: [Int]
-    public var account: TrafficAccount
+    package var marksTold: [Int]
+    package var account: TrafficAccount
 
-    public init(cycleStartWallSeconds: Int, used: ByteCounts = ByteCounts(), marksTold: [Int] = [],
+    package init(cycleStartWallSeconds: Int, used: ByteCounts = ByteCounts(), marksTold: [Int] = [],
                 account: TrafficAccount = TrafficAccount()) {
         self.cycleStartWallSeconds = cycleStartWallSeconds
         cycleEndWallSeconds = cycleStartWallSeconds
@@ -41,13 +41,13 @@ public struct PlanLedger: Sendable, Equatable {
     static let clockSlackSeconds = 86_400
 
     /// A plan counted from now: the cycle that contains this moment, nothing used.
-    public init(startingAt wallSeconds: Int, _ settings: PlanSettings, zone: LocalTime) {
+    package init(startingAt wallSeconds: Int, _ settings: PlanSettings, zone: LocalTime) {
         self.init(cycleStartWallSeconds: BillingCycle.start(containing: wallSeconds, settings, zone: zone))
         cycleEndWallSeconds = BillingCycle.end(after: cycleStartWallSeconds, settings, zone: zone)
     }
 
     /// Whether the cap is reached.
-    public func capped(_ settings: PlanSettings) -> Bool {
+    package func capped(_ settings: PlanSettings) -> Bool {
         settings.limitBytes.map { used.total >= $0 } ?? false
     }
 
@@ -58,7 +58,7 @@ public struct PlanLedger: Sendable, Equatable {
     /// than a day, the cycle began under a clock that was wrong (a gateway's clock
     /// ahead until its first time sync): it is moved to the cycle this moment falls
     /// in, with what it counted, so it ends when that one does.
-    public mutating func refresh(_ settings: PlanSettings, zone: LocalTime, nowWallSeconds: Int) -> [PlanThreshold] {
+    package mutating func refresh(_ settings: PlanSettings, zone: LocalTime, nowWallSeconds: Int) -> [PlanThreshold] {
         if nowWallSeconds < cycleStartWallSeconds - PlanLedger.clockSlackSeconds {
             cycleStartWallSeconds = BillingCycle.start(containing: nowWallSeconds, settings, zone: zone)
         }
@@ -69,7 +69,7 @@ public struct PlanLedger: Sendable, Equatable {
     }
 
     /// A new cycle begun by hand, now: it runs to the next regular start.
-    public mutating func reset(_ settings: PlanSettings, zone: LocalTime, nowWallSeconds: Int) -> [PlanThreshold] {
+    package mutating func reset(_ settings: PlanSettings, zone: LocalTime, nowWallSeconds: Int) -> [PlanThreshold] {
         begin(at: nowWallSeconds, settings, zone: zone)
         return [.newCycle]
     }
@@ -86,7 +86,7 @@ public struct PlanLedger: Sendable, Equatable {
     /// counting a boundary's bytes in the cycle that follows never lets a cap be
     /// passed unseen), then the bytes are added and each mark newly crossed is told,
     /// once a cycle.
-    public mutating func take(_ reading: CounterReading, _ settings: PlanSettings, zone: LocalTime,
+    package mutating func take(_ reading: CounterReading, _ settings: PlanSettings, zone: LocalTime,
                               nowWallSeconds: Int) -> [PlanThreshold] {
         var told = refresh(settings, zone: zone, nowWallSeconds: nowWallSeconds)
         used = used + account.take(reading)
@@ -95,7 +95,7 @@ public struct PlanLedger: Sendable, Equatable {
     }
 
     /// Takes a reading's bytes, and nothing else: no cycle ends, no mark is told.
-    public mutating func count(_ reading: CounterReading) {
+    package mutating func count(_ reading: CounterReading) {
         used = used + account.take(reading)
     }
 
@@ -109,17 +109,17 @@ public struct PlanLedger: Sendable, Equatable {
 }
 
 /// One uplink's data plan as published (status, state file, textfile, hooks).
-public struct PlanStatus: Sendable, Equatable {
-    public var received: Int
-    public var sent: Int
+package struct PlanStatus: Sendable, Equatable {
+    package var received: Int
+    package var sent: Int
     /// Nil: counted without a limit.
-    public var limitBytes: Int?
-    public var cycleStartWallSeconds: Int
-    public var cycleEndWallSeconds: Int
-    public var atCap: AtCap
-    public var capped: Bool
+    package var limitBytes: Int?
+    package var cycleStartWallSeconds: Int
+    package var cycleEndWallSeconds: Int
+    package var atCap: AtCap
+    package var capped: Bool
 
-    public init(received: Int, sent: Int, limitBytes: Int?, cycleStartWallSeconds: Int, cycleEndWallSeconds: Int,
+    package init(received: Int, sent: Int, limitBytes: Int?, cycleStartWallSeconds: Int, cycleEndWallSeconds: Int,
                 atCap: AtCap = .lastResort, capped: Bool = false) {
         self.received = received
         self.sent = sent
@@ -130,20 +130,20 @@ public struct PlanStatus: Sendable, Equatable {
         self.capped = capped
     }
 
-    public init(_ ledger: PlanLedger, _ settings: PlanSettings) {
+    package init(_ ledger: PlanLedger, _ settings: PlanSettings) {
         self.init(received: ledger.used.received, sent: ledger.used.transmitted, limitBytes: settings.limitBytes,
                   cycleStartWallSeconds: ledger.cycleStartWallSeconds, cycleEndWallSeconds: ledger.cycleEndWallSeconds,
                   atCap: settings.atCap, capped: ledger.capped(settings))
     }
 
-    public var usedBytes: Int { received + sent }
+    package var usedBytes: Int { received + sent }
 
     /// The whole percentage of the limit used; nil without a limit.
-    public var percent: Int? {
+    package var percent: Int? {
         PlanSettings(limitBytes: limitBytes).percent(of: usedBytes)
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("used_bytes", .int(usedBytes)),
             ("received_bytes", .int(received)),
@@ -158,7 +158,7 @@ public struct PlanStatus: Sendable, Equatable {
     }
 
     /// `UPLINK_PLAN_*`: the uplink's plan at the event.
-    public var environment: [String] {
+    package var environment: [String] {
         [
             "UPLINK_PLAN_USED_BYTES=\(usedBytes)",
             "UPLINK_PLAN_BYTES=\(limitBytes.map(String.init) ?? "")",
@@ -170,7 +170,7 @@ public struct PlanStatus: Sendable, Equatable {
 
     /// The variables when the uplink has no plan: present and empty, so a hook can rely
     /// on them being set.
-    public static let emptyEnvironment = [
+    package static let emptyEnvironment = [
         "UPLINK_PLAN_USED_BYTES=", "UPLINK_PLAN_BYTES=", "UPLINK_PLAN_PERCENT=", "UPLINK_PLAN_STARTED=", "UPLINK_PLAN_RESETS=",
     ]
 }

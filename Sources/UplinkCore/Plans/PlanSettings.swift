@@ -1,12 +1,12 @@
 /// How long a billing cycle runs (`plan-period`).
-public enum PlanPeriod: String, Sendable, CaseIterable {
+package enum PlanPeriod: String, Sendable, CaseIterable {
     case month
     case week
     case day
 }
 
 /// What happens to an uplink whose data plan is used up (`at-cap`).
-public enum AtCap: String, Sendable, CaseIterable {
+package enum AtCap: String, Sendable, CaseIterable {
     /// It may still become primary, but only when no other uplink is online, and it
     /// hands over at once (no hold-down) as soon as one is.
     case lastResort = "last-resort"
@@ -19,20 +19,20 @@ public enum AtCap: String, Sendable, CaseIterable {
 /// An uplink's data plan (`plan`, `plan-period`, `plan-start`, `plan-warn`, `at-cap`):
 /// every byte it carries each way is counted per billing cycle, hooks hear of each
 /// warning mark and of the cap, and the cap changes what it may be used for.
-public struct PlanSettings: Sendable, Equatable {
+package struct PlanSettings: Sendable, Equatable {
     /// Bytes a cycle allows; nil: count without a limit (`plan = unlimited`).
-    public var limitBytes: Int?
-    public var period: PlanPeriod
+    package var limitBytes: Int?
+    package var period: PlanPeriod
     /// `plan-start`: the day of the month a monthly cycle starts on (a month without
     /// that day starts it on its last day), or the weekday a weekly one does; nil: the
     /// 1st, or Monday. Unused for daily cycles.
-    public var start: PlanStartDay?
+    package var start: PlanStartDay?
     /// Percentages of the limit at which hooks are told (`plan` events), each once a
     /// cycle, ascending. 100 (the cap) is always told when there is a limit.
-    public var warnPercents: [Int]
-    public var atCap: AtCap
+    package var warnPercents: [Int]
+    package var atCap: AtCap
 
-    public init(limitBytes: Int?, period: PlanPeriod = .month, start: PlanStartDay? = nil, warnPercents: [Int] = [75, 95],
+    package init(limitBytes: Int?, period: PlanPeriod = .month, start: PlanStartDay? = nil, warnPercents: [Int] = [75, 95],
                 atCap: AtCap = .lastResort) {
         self.limitBytes = limitBytes
         self.period = period
@@ -44,7 +44,7 @@ public struct PlanSettings: Sendable, Equatable {
     /// The day of the month (monthly cycles) or ISO weekday (weekly: 1 Monday to 7
     /// Sunday) cycles start on. A start of the other kind (which the parser refuses)
     /// gives the default.
-    public var startDay: Int {
+    package var startDay: Int {
         switch (period, start) {
         case (.month, .dayOfMonth(let day)?): return day
         case (.week, .weekday(let weekday)?): return weekday
@@ -53,14 +53,14 @@ public struct PlanSettings: Sendable, Equatable {
     }
 
     /// The marks hooks hear of: the warnings, then the cap.
-    public var marks: [Int] {
+    package var marks: [Int] {
         guard limitBytes != nil else { return [] }
         return warnPercents.filter { $0 < 100 } + [100]
     }
 
     /// The whole percentage of the limit `usedBytes` is (rounded down, so 100 means the
     /// cap is reached); nil without a limit.
-    public func percent(of usedBytes: Int) -> Int? {
+    package func percent(of usedBytes: Int) -> Int? {
         guard let limitBytes, limitBytes > 0 else { return nil }
         // In two steps: a limit is at most a petabyte, so neither can overflow.
         return usedBytes / limitBytes * 100 + usedBytes % limitBytes * 100 / limitBytes
@@ -71,9 +71,9 @@ public struct PlanSettings: Sendable, Equatable {
 /// midnight of the start day. The cycle a moment falls in runs from the latest start
 /// at or before it to the first start after it; a cycle begun by hand (`uplinkd plan
 /// --reset`) runs from that moment to the next regular start.
-public enum BillingCycle {
+package enum BillingCycle {
     /// The latest start at or before `epochSeconds`.
-    public static func start(containing epochSeconds: Int, _ settings: PlanSettings, zone: LocalTime) -> Int {
+    package static func start(containing epochSeconds: Int, _ settings: PlanSettings, zone: LocalTime) -> Int {
         var candidate = startDay(onOrBefore: zone.day(at: epochSeconds), settings)
         // The clock's day and the starts disagree only around a transition at
         // midnight: a midnight skipped (the start before applies), or one repeated when
@@ -91,7 +91,7 @@ public enum BillingCycle {
     }
 
     /// The first regular start after `epochSeconds`: where the cycle running then ends.
-    public static func end(after epochSeconds: Int, _ settings: PlanSettings, zone: LocalTime) -> Int {
+    package static func end(after epochSeconds: Int, _ settings: PlanSettings, zone: LocalTime) -> Int {
         var candidate = startDay(onOrAfter: zone.day(at: epochSeconds), settings)
         while zone.midnight(ofDay: candidate) <= epochSeconds {
             candidate = startDay(onOrAfter: candidate + 1, settings)

@@ -2,11 +2,11 @@
 /// zero when a device is created, so counters of different devices are never
 /// subtracted from each other. A device is its interface index within one boot (the
 /// kernel's boot id: after a reboot every device is new, whatever its index).
-public struct DeviceIdentity: Sendable, Equatable, Hashable {
-    public var bootID: String
-    public var index: Int
+package struct DeviceIdentity: Sendable, Equatable, Hashable {
+    package var bootID: String
+    package var index: Int
 
-    public init(bootID: String, index: Int) {
+    package init(bootID: String, index: Int) {
         self.bootID = bootID
         self.index = index
     }
@@ -14,20 +14,20 @@ public struct DeviceIdentity: Sendable, Equatable, Hashable {
 
 /// A device's 64-bit link statistics at one moment, with what is needed to count IP
 /// bytes from them.
-public struct CounterReading: Sendable, Equatable {
-    public var device: DeviceIdentity
-    public var receivedBytes: UInt64
-    public var transmittedBytes: UInt64
-    public var receivedPackets: UInt64
-    public var transmittedPackets: UInt64
+package struct CounterReading: Sendable, Equatable {
+    package var device: DeviceIdentity
+    package var receivedBytes: UInt64
+    package var transmittedBytes: UInt64
+    package var receivedPackets: UInt64
+    package var transmittedPackets: UInt64
     /// Link-layer header the device counts with each packet (14 on Ethernet-framed
     /// devices: veth, USB tethering, a modem's ECM or MBIM network device in Ethernet
     /// mode; 0 on raw-IP ones: wwan in raw-IP mode, PPP, tun). Carriers bill IP packets.
-    public var headerBytes: Int
+    package var headerBytes: Int
     /// The kernel's last word on a removed device (RTM_DELLINK), not a dump's reading.
-    public var isRemoval = false
+    package var isRemoval = false
 
-    public init(device: DeviceIdentity, receivedBytes: UInt64, transmittedBytes: UInt64, receivedPackets: UInt64,
+    package init(device: DeviceIdentity, receivedBytes: UInt64, transmittedBytes: UInt64, receivedPackets: UInt64,
                 transmittedPackets: UInt64, headerBytes: Int) {
         self.device = device
         self.receivedBytes = receivedBytes
@@ -38,24 +38,24 @@ public struct CounterReading: Sendable, Equatable {
     }
 
     /// The header bytes per packet for a device of this ARPHRD type (1: Ethernet).
-    public static func headerBytes(hardwareType: Int) -> Int {
+    package static func headerBytes(hardwareType: Int) -> Int {
         hardwareType == 1 ? 14 : 0
     }
 }
 
 /// Bytes each way, at the IP level.
-public struct ByteCounts: Sendable, Equatable {
-    public var received: Int
-    public var transmitted: Int
+package struct ByteCounts: Sendable, Equatable {
+    package var received: Int
+    package var transmitted: Int
 
-    public init(received: Int = 0, transmitted: Int = 0) {
+    package init(received: Int = 0, transmitted: Int = 0) {
         self.received = received
         self.transmitted = transmitted
     }
 
-    public var total: Int { received + transmitted }
+    package var total: Int { received + transmitted }
 
-    public static func + (a: ByteCounts, b: ByteCounts) -> ByteCounts {
+    package static func + (a: ByteCounts, b: ByteCounts) -> ByteCounts {
         ByteCounts(received: a.received + b.received, transmitted: a.transmitted + b.transmitted)
     }
 }
@@ -80,23 +80,23 @@ public struct ByteCounts: Sendable, Equatable {
 ///   reading): nothing, and the baseline stays: its counts up to its last reading were taken,
 ///   and taking it now as "another device" would count its whole life again, then
 ///   its successor's.
-public struct TrafficAccount: Sendable, Equatable {
-    public private(set) var baseline: CounterReading?
+package struct TrafficAccount: Sendable, Equatable {
+    package private(set) var baseline: CounterReading?
     /// Devices the baseline moved away from (the last few; not persisted: a late
     /// removal does not outlive the agent that read its successor).
     private var replaced: [DeviceIdentity] = []
 
-    public init(baseline: CounterReading? = nil) {
+    package init(baseline: CounterReading? = nil) {
         self.baseline = baseline
     }
 
-    public static func == (a: TrafficAccount, b: TrafficAccount) -> Bool { a.baseline == b.baseline }
+    package static func == (a: TrafficAccount, b: TrafficAccount) -> Bool { a.baseline == b.baseline }
 
     /// Takes a reading; returns the IP bytes carried since the last one. Each way on
     /// its own: a veth's last word (its removal) reports what it received as zero
     /// (those counters are its peer's, gone first) while what it sent has grown, and
     /// taking that as a cleared device would count everything it sent again.
-    public mutating func take(_ reading: CounterReading) -> ByteCounts {
+    package mutating func take(_ reading: CounterReading) -> ByteCounts {
         guard let previous = baseline else {
             baseline = reading
             return ByteCounts()

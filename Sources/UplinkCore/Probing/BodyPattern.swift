@@ -5,19 +5,19 @@ import UplinkPattern
 /// nested too deep) is a configuration error, and searched within fixed bounds
 /// (BoundedRegex.Limits.standard): the body comes from the network, and a search that
 /// could run for seconds is stopped and reported, never waited for.
-public struct BodyPattern: Hashable, Sendable {
+package struct BodyPattern: Hashable, Sendable {
     /// How a search ended.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         case matched
         case notMatched
         /// The search stopped at its bound (steps or backtracking memory) undecided.
         case limitReached
     }
 
-    public let source: String
+    package let source: String
     let regex: BoundedRegex
 
-    public init(_ source: String) throws(ValueError) {
+    package init(_ source: String) throws(ValueError) {
         do {
             regex = try BoundedRegex(source)
         } catch {
@@ -29,7 +29,7 @@ public struct BodyPattern: Hashable, Sendable {
         self.source = source
     }
 
-    public func search(_ body: [UInt8]) -> Outcome {
+    package func search(_ body: [UInt8]) -> Outcome {
         switch regex.search(body) {
         case .matched: return .matched
         case .notMatched: return .notMatched
@@ -38,8 +38,8 @@ public struct BodyPattern: Hashable, Sendable {
         }
     }
 
-    public func search(_ text: String) -> Outcome { search(Array(text.utf8)) }
+    package func search(_ text: String) -> Outcome { search(Array(text.utf8)) }
 
-    public static func == (lhs: BodyPattern, rhs: BodyPattern) -> Bool { lhs.source == rhs.source }
-    public func hash(into hasher: inout Hasher) { hasher.combine(source) }
+    package static func == (lhs: BodyPattern, rhs: BodyPattern) -> Bool { lhs.source == rhs.source }
+    package func hash(into hasher: inout Hasher) { hasher.combine(source) }
 }

@@ -1,20 +1,20 @@
 /// Bytes spent on probes by one uplink, per day, against an optional budget (metered
 /// links cost money). The day is a 24-hour window from the first probe, on monotonic
 /// time, so clock changes cannot reset or stretch it.
-public struct ByteBudget: Sendable, Equatable {
-    public static let dayMilliseconds = 86_400_000
+package struct ByteBudget: Sendable, Equatable {
+    package static let dayMilliseconds = 86_400_000
 
-    public var limitBytes: Int?
-    public private(set) var spentBytes = 0
-    public private(set) var windowStartMilliseconds: Int?
+    package var limitBytes: Int?
+    package private(set) var spentBytes = 0
+    package private(set) var windowStartMilliseconds: Int?
     /// All bytes since start, for statistics.
-    public private(set) var totalBytes = 0
+    package private(set) var totalBytes = 0
 
-    public init(limitBytes: Int?) {
+    package init(limitBytes: Int?) {
         self.limitBytes = limitBytes
     }
 
-    public mutating func record(_ bytes: Int, at now: Int) {
+    package mutating func record(_ bytes: Int, at now: Int) {
         rollWindow(at: now)
         if windowStartMilliseconds == nil { windowStartMilliseconds = now }
         spentBytes += bytes
@@ -22,25 +22,25 @@ public struct ByteBudget: Sendable, Equatable {
     }
 
     /// Whether periodic probing may go on (link-event probes always may).
-    public mutating func allowsPeriodicProbe(at now: Int) -> Bool {
+    package mutating func allowsPeriodicProbe(at now: Int) -> Bool {
         rollWindow(at: now)
         guard let limitBytes else { return true }
         return spentBytes < limitBytes
     }
 
     /// When the current 24-hour window ends, if one has started.
-    public var windowEndMilliseconds: Int? {
+    package var windowEndMilliseconds: Int? {
         windowStartMilliseconds.map { $0 + ByteBudget.dayMilliseconds }
     }
 
     /// Bytes spent in the window that holds `now` (0 once it has rolled over).
-    public func spentBytes(at now: Int) -> Int {
+    package func spentBytes(at now: Int) -> Int {
         var copy = self
         copy.rollWindow(at: now)
         return copy.spentBytes
     }
 
-    public func isExhausted(at now: Int) -> Bool {
+    package func isExhausted(at now: Int) -> Bool {
         var copy = self
         return !copy.allowsPeriodicProbe(at: now)
     }

@@ -1,19 +1,19 @@
 /// What an RFC 8908 captive-portal API says about the uplink's session
 /// (`application/captive+json`), as uplinkd uses it.
-public struct CaptivePortalStatus: Sendable, Equatable {
+package struct CaptivePortalStatus: Sendable, Equatable {
     /// Whether the client is held behind the portal now.
-    public var captive: Bool
+    package var captive: Bool
     /// Where a person logs in (https only, as RFC 8908 requires).
-    public var userPortalURL: String?
-    public var venueInfoURL: String?
-    public var secondsRemaining: Int?
-    public var bytesRemaining: Int?
-    public var canExtendSession: Bool?
+    package var userPortalURL: String?
+    package var venueInfoURL: String?
+    package var secondsRemaining: Int?
+    package var bytesRemaining: Int?
+    package var canExtendSession: Bool?
     /// The members of the answer left out rather than trusted, each named with why
     /// (`user-portal-url http://... refused: not https`), in the order read.
-    public var refused: [String]
+    package var refused: [String]
 
-    public init(captive: Bool, userPortalURL: String? = nil, venueInfoURL: String? = nil, secondsRemaining: Int? = nil,
+    package init(captive: Bool, userPortalURL: String? = nil, venueInfoURL: String? = nil, secondsRemaining: Int? = nil,
                 bytesRemaining: Int? = nil, canExtendSession: Bool? = nil, refused: [String] = []) {
         self.captive = captive
         self.userPortalURL = userPortalURL
@@ -28,20 +28,20 @@ public struct CaptivePortalStatus: Sendable, Equatable {
 /// One look at an uplink's captive-portal API: where it is, and what it said (nil
 /// status: no usable answer, with `problem` saying why; a usable answer with members
 /// left out has them named in `problem`).
-public struct CaptivePortalCheck: Sendable, Equatable {
-    public var uri: ProbeURL
-    public var status: CaptivePortalStatus?
-    public var problem: String?
-    public var bytes: Int
+package struct CaptivePortalCheck: Sendable, Equatable {
+    package var uri: ProbeURL
+    package var status: CaptivePortalStatus?
+    package var problem: String?
+    package var bytes: Int
 
-    public init(uri: ProbeURL, status: CaptivePortalStatus?, problem: String? = nil, bytes: Int = 0) {
+    package init(uri: ProbeURL, status: CaptivePortalStatus?, problem: String? = nil, bytes: Int = 0) {
         self.uri = uri
         self.status = status
         self.problem = problem ?? status.flatMap { $0.refused.isEmpty ? nil : $0.refused.joined(separator: "; ") }
         self.bytes = bytes
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("uri", .string(uri.description)),
             ("captive", status.map { .bool($0.captive) } ?? .null),
@@ -56,24 +56,24 @@ public struct CaptivePortalCheck: Sendable, Equatable {
 }
 
 /// Reads the captive-portal API (RFC 8908) and its URI from DHCP and RA (RFC 8910).
-public enum CaptivePortalAPI {
+package enum CaptivePortalAPI {
     /// The media type the API answers with, and the Accept header asking for it.
-    public static let mediaType = "application/captive+json"
+    package static let mediaType = "application/captive+json"
     /// The API's JSON is a handful of members: more than this is not an API answer.
-    public static let bodyLimitBytes = 16 * 1_024
+    package static let bodyLimitBytes = 16 * 1_024
     /// Ten years, and an exabyte: larger figures are left out.
-    public static let maximumSessionSeconds = 315_360_000
-    public static let maximumSessionBytes = 1 << 60
+    package static let maximumSessionSeconds = 315_360_000
+    package static let maximumSessionBytes = 1 << 60
 
-    public struct Invalid: Error, Sendable, Equatable, CustomStringConvertible {
-        public let message: String
-        public var description: String { message }
+    package struct Invalid: Error, Sendable, Equatable, CustomStringConvertible {
+        package let message: String
+        package var description: String { message }
     }
 
     /// The status in an API answer's body. `captive` is required; a URL that is not
     /// https, or a count out of range, is left out rather than trusted, and named in
     /// `refused`.
-    public static func status(from body: [UInt8]) throws(Invalid) -> CaptivePortalStatus {
+    package static func status(from body: [UInt8]) throws(Invalid) -> CaptivePortalStatus {
         let document: JSONValue
         do {
             document = try JSONReader.parse(body)
@@ -124,7 +124,7 @@ public enum CaptivePortalAPI {
 
     /// An API URI as DHCP or RA gave it: https only (RFC 8908 section 2), within
     /// ProbeURL's rules. `urn:ietf:params:capport:unrestricted` (no portal) gives nil.
-    public static func uri(_ text: String) -> ProbeURL? {
+    package static func uri(_ text: String) -> ProbeURL? {
         let trimmed = text.trimmingWhitespace.trimmingCharacters("\"")
         guard let url = try? ProbeURL(parsing: trimmed), url.scheme == .https else { return nil }
         return url
@@ -133,7 +133,7 @@ public enum CaptivePortalAPI {
     /// The URI in a dhclient lease (`option captive-portal "URI";` with the
     /// definition README gives: `option captive-portal code 114 = text;`; for DHCPv6,
     /// `option dhcp6.captive-portal code 103 = text;`), from the newest lease.
-    public static func dhclientURI(_ text: String, interface: String) -> ProbeURL? {
+    package static func dhclientURI(_ text: String, interface: String) -> ProbeURL? {
         let leases = DhclientLeaseFile.lastLeases(text, interface: interface)
         if let value = DhclientLeaseFile.option("captive-portal", in: leases.dhcp4), let url = uri(value) { return url }
         if let value = DhclientLeaseFile.option("dhcp6.captive-portal", in: leases.dhcp6), let url = uri(value) { return url }
@@ -141,7 +141,7 @@ public enum CaptivePortalAPI {
     }
 
     /// systemd-networkd's link state or lease file: `CAPTIVE_PORTAL=URI`.
-    public static func networkdURI(_ text: String) -> ProbeURL? {
+    package static func networkdURI(_ text: String) -> ProbeURL? {
         for line in text.split(separator: "\n") where line.hasPrefix("CAPTIVE_PORTAL=") {
             return uri(String(line.dropFirst("CAPTIVE_PORTAL=".count)))
         }
@@ -151,14 +151,14 @@ public enum CaptivePortalAPI {
 
 /// The session the captive-portal API told of, kept between rounds: when it ends,
 /// what data it has left, and when to ask again before it runs out.
-public struct CaptivePortalSession: Sendable, Equatable {
+package struct CaptivePortalSession: Sendable, Equatable {
     /// Wall-clock seconds when the session ends, when the API gave seconds-remaining.
-    public var endsWallSeconds: Int?
-    public var bytesRemaining: Int?
+    package var endsWallSeconds: Int?
+    package var bytesRemaining: Int?
     /// Monotonic time of the full round that asks the API again before the end.
-    public var recheckMilliseconds: Int?
+    package var recheckMilliseconds: Int?
 
-    public init(endsWallSeconds: Int? = nil, bytesRemaining: Int? = nil, recheckMilliseconds: Int? = nil) {
+    package init(endsWallSeconds: Int? = nil, bytesRemaining: Int? = nil, recheckMilliseconds: Int? = nil) {
         self.endsWallSeconds = endsWallSeconds
         self.bytesRemaining = bytesRemaining
         self.recheckMilliseconds = recheckMilliseconds
@@ -166,12 +166,12 @@ public struct CaptivePortalSession: Sendable, Equatable {
 
     /// Never sooner than this after the last look: a session at its very end (0 s
     /// left) must not turn into a full round every second.
-    public static let shortestRecheckMilliseconds = 10_000
+    package static let shortestRecheckMilliseconds = 10_000
 
     /// From an API answer heard at `now`, for an open session (a held one has none):
     /// ask again a minute before the end, or after three quarters of a shorter
     /// session, so an extension (or the end) is seen in time.
-    public init?(_ status: CaptivePortalStatus?, now: Instant) {
+    package init?(_ status: CaptivePortalStatus?, now: Instant) {
         guard let status, !status.captive, status.secondsRemaining != nil || status.bytesRemaining != nil else { return nil }
         bytesRemaining = status.bytesRemaining
         if let seconds = status.secondsRemaining {
@@ -183,7 +183,7 @@ public struct CaptivePortalSession: Sendable, Equatable {
     }
 
     /// Seconds left at `wallSeconds` (never negative).
-    public func secondsRemaining(atWallSeconds wallSeconds: Int) -> Int? {
+    package func secondsRemaining(atWallSeconds wallSeconds: Int) -> Int? {
         endsWallSeconds.map { max(0, $0 - wallSeconds) }
     }
 }

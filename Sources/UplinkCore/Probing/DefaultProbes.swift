@@ -1,7 +1,7 @@
 /// The built-in probe set: several independent operators over plain HTTP, so that a
 /// single blocked or allow-listed endpoint cannot decide alone.
-public enum DefaultProbes {
-    public static let all: [ProbeSpec] = [
+package enum DefaultProbes {
+    package static let all: [ProbeSpec] = [
         make("apple", "http://captive.apple.com/hotspot-detect.html",
              Expectation(status: 200, bodyContains: "<BODY>Success</BODY>")),
         make("google", "http://connectivitycheck.gstatic.com/generate_204",

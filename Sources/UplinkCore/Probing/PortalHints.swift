@@ -1,23 +1,23 @@
 /// Finds where a portal wants the user to go, from the page it served.
-public enum PortalHints {
+package enum PortalHints {
     /// WISPr LoginURL first (it is the machine-readable one), then a meta refresh.
-    public static func portalURL(in body: String, base: ProbeURL) -> String? {
+    package static func portalURL(in body: String, base: ProbeURL) -> String? {
         if let login = wisprLoginURL(in: body) { return safeURL(base.resolving(login)) }
         if let refresh = metaRefreshURL(in: body) { return safeURL(base.resolving(refresh)) }
         return nil
     }
 
     /// Longest portal URL kept; a longer one is cut (it only guides a login helper).
-    public static let maximumURLBytes = 2_048
+    package static let maximumURLBytes = 2_048
 
     /// A URL from the network made safe to log, print, put in an environment or a
     /// state-file field: spaces, control bytes and non-ASCII are percent-encoded.
-    public static func safeURL(_ url: String) -> String {
+    package static func safeURL(_ url: String) -> String {
         url.percentEncodingUnsafeBytes(limit: maximumURLBytes)
     }
 
     /// The `<LoginURL>` of a WISPr `WISPAccessGatewayParam` block.
-    public static func wisprLoginURL(in body: String) -> String? {
+    package static func wisprLoginURL(in body: String) -> String? {
         let page = FoldedBytes(body)
         guard page.find("wispaccessgatewayparam", from: 0) != nil,
               let open = page.find("<loginurl>", from: 0),
@@ -27,7 +27,7 @@ public enum PortalHints {
     }
 
     /// The URL of `<meta http-equiv="refresh" content="N; url=...">`.
-    public static func metaRefreshURL(in body: String) -> String? {
+    package static func metaRefreshURL(in body: String) -> String? {
         let page = FoldedBytes(body)
         var searchFrom = 0
         while let tagStart = page.find("<meta", from: searchFrom) {
@@ -60,7 +60,7 @@ public enum PortalHints {
     }
 
     /// Whether a body is an HTML page (a login page), rather than a short text answer.
-    public static func looksLikeHTML(_ body: String) -> Bool {
+    package static func looksLikeHTML(_ body: String) -> Bool {
         let lowered = body.lowercased()
         return ["<html", "<!doctype html", "<body", "<form", "<head"].contains { lowered.containsSubstring($0) }
     }

@@ -1,5 +1,5 @@
 /// What the network did with one probe: the raw facts, before any judgement.
-public enum ProbeOutcome: Sendable, Equatable {
+package enum ProbeOutcome: Sendable, Equatable {
     case response(ProbeResponse)
     case failure(TransportFailure)
     /// The probe's host name resolved, through the uplink's own DNS, only to addresses
@@ -14,25 +14,25 @@ public enum ProbeOutcome: Sendable, Equatable {
 
     /// A hijacked DNS answer followed by the HTTP exchange with the address it gave.
     /// A failed exchange leaves only the DNS evidence: the portal said nothing better.
-    public static func hijacked(_ answers: [IPAddress], followedBy exchange: ProbeOutcome) -> ProbeOutcome {
+    package static func hijacked(_ answers: [IPAddress], followedBy exchange: ProbeOutcome) -> ProbeOutcome {
         if case .response(let response) = exchange { return .dnsHijack(answers, answer: response) }
         return .dnsHijack(answers)
     }
 }
 
 /// An HTTP answer, as far as it was read.
-public struct ProbeResponse: Sendable, Equatable {
-    public var status: Int
+package struct ProbeResponse: Sendable, Equatable {
+    package var status: Int
     /// The Location header, if any (redirects are never followed).
-    public var location: String?
+    package var location: String?
     /// The body, at most the configured number of bytes.
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// True when the server sent more than the cap and the read was cut.
-    public var bodyTruncated: Bool
+    package var bodyTruncated: Bool
     /// Result of the external validator, when the probe has one and it ran.
-    public var validatorAccepted: Bool?
+    package var validatorAccepted: Bool?
 
-    public init(status: Int, location: String? = nil, body: [UInt8] = [], bodyTruncated: Bool = false,
+    package init(status: Int, location: String? = nil, body: [UInt8] = [], bodyTruncated: Bool = false,
                 validatorAccepted: Bool? = nil) {
         self.status = status
         self.location = location
@@ -41,11 +41,11 @@ public struct ProbeResponse: Sendable, Equatable {
         self.validatorAccepted = validatorAccepted
     }
 
-    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+    package var bodyText: String { String(decoding: body, as: UTF8.self) }
 }
 
 /// Why no HTTP answer arrived. Adapters map libcurl and errno codes into these at the edge.
-public enum TransportFailure: Sendable, Equatable {
+package enum TransportFailure: Sendable, Equatable {
     case dnsFailed
     case timeout
     case refused
@@ -57,7 +57,7 @@ public enum TransportFailure: Sendable, Equatable {
     case other(code: Int, message: String)
 
     /// The machine-readable reason used in verdicts.
-    public var reason: Reason {
+    package var reason: Reason {
         switch self {
         case .dnsFailed: return .dnsFailed
         case .timeout: return .timeout

@@ -1,13 +1,13 @@
 /// One probe to send: which probe, through which interface, over which family.
-public struct ProbeRequest: Sendable, Equatable {
-    public var interface: InterfaceName
-    public var family: AddressFamily
-    public var probe: ProbeSpec
+package struct ProbeRequest: Sendable, Equatable {
+    package var interface: InterfaceName
+    package var family: AddressFamily
+    package var probe: ProbeSpec
     /// Where the probe's host name resolved through the uplink's own DNS; the prober
     /// connects only there. Empty for an IP-literal URL.
-    public var addresses: [IPAddress]
+    package var addresses: [IPAddress]
 
-    public init(interface: InterfaceName, family: AddressFamily, probe: ProbeSpec, addresses: [IPAddress] = []) {
+    package init(interface: InterfaceName, family: AddressFamily, probe: ProbeSpec, addresses: [IPAddress] = []) {
         self.interface = interface
         self.family = family
         self.probe = probe
@@ -15,29 +15,29 @@ public struct ProbeRequest: Sendable, Equatable {
     }
 
     /// The host name to resolve, or nil when the URL holds an address.
-    public var hostNeedingResolution: String? {
+    package var hostNeedingResolution: String? {
         IPAddress(probe.url.host) == nil ? probe.url.host : nil
     }
 }
 
 /// What came back for one probe request, with its cost.
-public struct ProbeResult: Sendable, Equatable {
-    public var request: ProbeRequest
-    public var outcome: ProbeOutcome
+package struct ProbeResult: Sendable, Equatable {
+    package var request: ProbeRequest
+    package var outcome: ProbeOutcome
     /// From the start of the lookup (or the exchange, without one) to the end.
-    public var elapsedMilliseconds: Int
+    package var elapsedMilliseconds: Int
     /// Bytes on the wire at the IP level, DNS included.
-    public var bytes: Int
+    package var bytes: Int
     /// Time the name lookup took, when this round looked the name up.
-    public var dnsMilliseconds: Int?
+    package var dnsMilliseconds: Int?
     /// The smallest TTL of the answer, when this round looked the name up.
-    public var dnsTTLSeconds: Int?
+    package var dnsTTLSeconds: Int?
     /// The TCP handshake completed (a timeout after it means slow, not unreachable).
-    public var connected = false
+    package var connected = false
     /// How long the handshake took from the start of the exchange, when it completed.
-    public var connectMilliseconds: Int?
+    package var connectMilliseconds: Int?
 
-    public init(request: ProbeRequest, outcome: ProbeOutcome, elapsedMilliseconds: Int, bytes: Int,
+    package init(request: ProbeRequest, outcome: ProbeOutcome, elapsedMilliseconds: Int, bytes: Int,
                 dnsMilliseconds: Int? = nil, dnsTTLSeconds: Int? = nil) {
         self.request = request
         self.outcome = outcome
@@ -48,5 +48,5 @@ public struct ProbeResult: Sendable, Equatable {
     }
 
     /// The HTTP exchange alone (elapsed time without the lookup).
-    public var exchangeMilliseconds: Int { elapsedMilliseconds - (dnsMilliseconds ?? 0) }
+    package var exchangeMilliseconds: Int { elapsedMilliseconds - (dnsMilliseconds ?? 0) }
 }

@@ -1,29 +1,29 @@
 /// When an uplink is probed next: at once after a link event or on doubt, every
 /// interval while stable, and with exponential back-off (suspect interval doubling up
 /// to the normal interval) while suspect.
-public struct ProbeSchedule: Sendable, Equatable {
+package struct ProbeSchedule: Sendable, Equatable {
     /// Monotonic time of the next round, or nil when none is planned.
-    public private(set) var nextDueMilliseconds: Int?
+    package private(set) var nextDueMilliseconds: Int?
     /// The back-off step currently in use while suspect.
-    public private(set) var currentSuspectMilliseconds: Int
+    package private(set) var currentSuspectMilliseconds: Int
 
-    public init(settings: ProbingSettings) {
+    package init(settings: ProbingSettings) {
         currentSuspectMilliseconds = settings.suspectIntervalMilliseconds
     }
 
     /// Probe as soon as possible (a link event that can change the answer, a doubt).
-    public mutating func probeNow(at now: Int, settings: ProbingSettings) {
+    package mutating func probeNow(at now: Int, settings: ProbingSettings) {
         nextDueMilliseconds = now
         currentSuspectMilliseconds = settings.suspectIntervalMilliseconds
     }
 
     /// No probing (the uplink is down, or gone).
-    public mutating func stop() {
+    package mutating func stop() {
         nextDueMilliseconds = nil
     }
 
     /// Plans the next round after one finished.
-    public mutating func roundFinished(at now: Int, suspect: Bool, online: Bool, settings: ProbingSettings) {
+    package mutating func roundFinished(at now: Int, suspect: Bool, online: Bool, settings: ProbingSettings) {
         if suspect {
             nextDueMilliseconds = now + currentSuspectMilliseconds
             currentSuspectMilliseconds = min(currentSuspectMilliseconds * 2, settings.recheckIntervalMilliseconds)
@@ -39,11 +39,11 @@ public struct ProbeSchedule: Sendable, Equatable {
 
     /// Nothing before `time` (a spent byte budget waits for its next window; answered
     /// traffic postpones a light round).
-    public mutating func postpone(until time: Int) {
+    package mutating func postpone(until time: Int) {
         nextDueMilliseconds = time
     }
 
-    public func isDue(at now: Int) -> Bool {
+    package func isDue(at now: Int) -> Bool {
         guard let due = nextDueMilliseconds else { return false }
         return due <= now
     }

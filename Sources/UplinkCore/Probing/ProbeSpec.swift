@@ -1,14 +1,14 @@
 /// One connectivity probe: what to fetch and what a good answer looks like.
-public struct ProbeSpec: Hashable, Sendable {
-    public var name: String
-    public var url: ProbeURL
-    public var expectation: Expectation
+package struct ProbeSpec: Hashable, Sendable {
+    package var name: String
+    package var url: ProbeURL
+    package var expectation: Expectation
     /// Sent as the Authorization header. A secret: never logged nor written to state.
-    public var authorization: String?
+    package var authorization: String?
     /// Sent as the Accept header (the captive-portal API asks for its JSON), if any.
-    public var accept: String?
+    package var accept: String?
 
-    public init(name: String, url: ProbeURL, expectation: Expectation, authorization: String? = nil) {
+    package init(name: String, url: ProbeURL, expectation: Expectation, authorization: String? = nil) {
         self.name = name
         self.url = url
         self.expectation = expectation
@@ -17,16 +17,16 @@ public struct ProbeSpec: Hashable, Sendable {
 }
 
 /// What a probe's answer must be to count as a success. Every check given must pass.
-public struct Expectation: Hashable, Sendable {
+package struct Expectation: Hashable, Sendable {
     /// Expected HTTP status. Defaults: 200 when a body check is given, else 204.
-    public var status: Int
-    public var bodyEquals: String?
-    public var bodyContains: String?
-    public var bodyPattern: BodyPattern?
+    package var status: Int
+    package var bodyEquals: String?
+    package var bodyContains: String?
+    package var bodyPattern: BodyPattern?
     /// An external command given the body on stdin; exit 0 means valid.
-    public var validator: ValidatorCommand?
+    package var validator: ValidatorCommand?
 
-    public init(status: Int? = nil, bodyEquals: String? = nil, bodyContains: String? = nil,
+    package init(status: Int? = nil, bodyEquals: String? = nil, bodyContains: String? = nil,
                 bodyPattern: BodyPattern? = nil, validator: ValidatorCommand? = nil) {
         let hasBodyCheck = bodyEquals != nil || bodyContains != nil || bodyPattern != nil
         self.status = status ?? (hasBodyCheck ? 200 : 204)
@@ -38,17 +38,17 @@ public struct Expectation: Hashable, Sendable {
 
     /// True when the expected answer carries no body (a 204 page): a 2xx with a small
     /// body is then a proxy's invention, not a portal.
-    public var expectsEmptyBody: Bool {
+    package var expectsEmptyBody: Bool {
         status == 204 && bodyEquals == nil && bodyContains == nil && bodyPattern == nil
     }
 }
 
 /// An external validator: an absolute path and its arguments, run without a shell.
-public struct ValidatorCommand: Hashable, Sendable {
-    public let path: String
-    public let arguments: [String]
+package struct ValidatorCommand: Hashable, Sendable {
+    package let path: String
+    package let arguments: [String]
 
-    public init(path: String, arguments: [String]) {
+    package init(path: String, arguments: [String]) {
         self.path = path
         self.arguments = arguments
     }

@@ -2,27 +2,27 @@
 ///
 /// libcurl parses the URL again; this check exists so a bad URL is reported with the
 /// configuration file, line and key, and never reaches the network.
-public struct ProbeURL: Hashable, Sendable, CustomStringConvertible {
-    public enum Scheme: String, Sendable { case http, https }
+package struct ProbeURL: Hashable, Sendable, CustomStringConvertible {
+    package enum Scheme: String, Sendable { case http, https }
 
-    public let scheme: Scheme
+    package let scheme: Scheme
     /// Host name, IPv4 literal, or IPv6 literal without brackets.
-    public let host: String
-    public let port: Int?
+    package let host: String
+    package let port: Int?
     /// Path and query, starting with "/".
-    public let pathAndQuery: String
+    package let pathAndQuery: String
 
-    public var isIPv6Literal: Bool { host.contains(":") }
+    package var isIPv6Literal: Bool { host.contains(":") }
 
-    public var description: String {
+    package var description: String {
         let hostPart = isIPv6Literal ? "[\(host)]" : host
         let portPart = port.map { ":\($0)" } ?? ""
         return "\(scheme.rawValue)://\(hostPart)\(portPart)\(pathAndQuery)"
     }
 
-    public var effectivePort: Int { port ?? (scheme == .http ? 80 : 443) }
+    package var effectivePort: Int { port ?? (scheme == .http ? 80 : 443) }
 
-    public init(parsing text: String) throws(ProbeURLError) {
+    package init(parsing text: String) throws(ProbeURLError) {
         for scalar in text.unicodeScalars where scalar.value <= 0x20 || scalar.value >= 0x7f {
             throw ProbeURLError("contains a space, control or non-ASCII character")
         }
@@ -115,7 +115,7 @@ public struct ProbeURL: Hashable, Sendable, CustomStringConvertible {
 
     /// Resolves a Location header value against this URL (absolute, scheme-relative,
     /// absolute-path and relative forms), for reporting a portal URL.
-    public func resolving(_ reference: String) -> String {
+    package func resolving(_ reference: String) -> String {
         let trimmed = reference.trimmingWhitespace
         let lowered = trimmed.lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") { return trimmed }
@@ -131,8 +131,8 @@ public struct ProbeURL: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Why a probe URL was refused.
-public struct ProbeURLError: Error, Sendable, CustomStringConvertible {
-    public let message: String
+package struct ProbeURLError: Error, Sendable, CustomStringConvertible {
+    package let message: String
     init(_ message: String) { self.message = message }
-    public var description: String { message }
+    package var description: String { message }
 }

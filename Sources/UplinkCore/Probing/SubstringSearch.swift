@@ -5,11 +5,11 @@
 /// into the static binary (926 KiB). Comparing bytes is also what searching network
 /// text wants: no Unicode normalisation of either side. A match of a whole valid UTF-8
 /// needle always starts and ends on a scalar boundary (UTF-8 is self-synchronising).
-public enum SubstringSearch {
+package enum SubstringSearch {
     /// The offset in `haystack` at or after `start` where `needle` first begins.
     /// Knuth-Morris-Pratt: time linear in both lengths, so a long needle against a
     /// hostile body never costs their product. An empty needle matches at `start`.
-    public static func firstOffset(of needle: [UInt8], in haystack: [UInt8], from start: Int = 0) -> Int? {
+    package static func firstOffset(of needle: [UInt8], in haystack: [UInt8], from start: Int = 0) -> Int? {
         guard start <= haystack.count else { return nil }
         guard !needle.isEmpty else { return start }
         guard haystack.count - start >= needle.count else { return nil }
@@ -33,7 +33,7 @@ public enum SubstringSearch {
 
 extension StringProtocol {
     /// Whether `other` occurs in the text, byte for byte (see SubstringSearch).
-    public func containsSubstring(_ other: some StringProtocol) -> Bool {
+    package func containsSubstring(_ other: some StringProtocol) -> Bool {
         SubstringSearch.firstOffset(of: Array(other.utf8), in: Array(utf8)) != nil
     }
 }

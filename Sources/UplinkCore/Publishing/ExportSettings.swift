@@ -1,11 +1,11 @@
 /// Where the agent exports its state for other tools (`[export]`); nothing is
 /// exported unless a key here says where.
-public struct ExportSettings: Sendable, Equatable {
+package struct ExportSettings: Sendable, Equatable {
     /// A Prometheus textfile (node_exporter's textfile collector reads `*.prom` files
     /// of its directory), rewritten on every change of the state; nil: none.
-    public var prometheusTextfilePath: String?
+    package var prometheusTextfilePath: String?
 
-    public init(prometheusTextfilePath: String? = nil) {
+    package init(prometheusTextfilePath: String? = nil) {
         self.prometheusTextfilePath = prometheusTextfilePath
     }
 }

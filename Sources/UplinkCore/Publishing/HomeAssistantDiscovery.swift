@@ -1,18 +1,18 @@
 /// Home Assistant's MQTT discovery: per uplink a connectivity `binary_sensor` and
 /// `sensor`s, one `sensor` for the primary, all on one device named by the node id and
 /// available while the availability topic says `online`.
-public struct HomeAssistantDiscovery: Sendable {
+package struct HomeAssistantDiscovery: Sendable {
     /// One sensor of an uplink, read from its uplink topic.
-    public struct UplinkSensor: Sendable {
-        public var key: String
-        public var name: String
-        public var valueTemplate: String
-        public var unit: String?
-        public var deviceClass: String?
-        public var stateClass: String?
-        public var icon: String?
+    package struct UplinkSensor: Sendable {
+        package var key: String
+        package var name: String
+        package var valueTemplate: String
+        package var unit: String?
+        package var deviceClass: String?
+        package var stateClass: String?
+        package var icon: String?
 
-        public init(key: String, name: String, valueTemplate: String, unit: String? = nil,
+        package init(key: String, name: String, valueTemplate: String, unit: String? = nil,
                     deviceClass: String? = nil, stateClass: String? = nil, icon: String? = nil) {
             self.key = key
             self.name = name
@@ -26,7 +26,7 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// The sensors every uplink has. A figure that is null in the uplink's object
     /// (no RTT measured yet) shows as unknown (`None`).
-    public static let uplinkSensors: [UplinkSensor] = [
+    package static let uplinkSensors: [UplinkSensor] = [
         UplinkSensor(key: "verdict", name: "verdict", valueTemplate: "{{ value_json.verdict }}", icon: "mdi:web-check"),
         UplinkSensor(key: "rtt", name: "RTT", valueTemplate: "{{ value_json.rtt_ms }}", unit: "ms",
                      deviceClass: "duration", stateClass: "measurement"),
@@ -38,7 +38,7 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// Sensors for the modem's figures (`UplinkStatus.json`'s `modem` object), for the
     /// uplinks `includesModemSensors` names; unknown while the object is null.
-    public static let modemSensors: [UplinkSensor] = [
+    package static let modemSensors: [UplinkSensor] = [
         UplinkSensor(key: "modem_rsrp", name: "RSRP", valueTemplate: modemFigure("rsrp_dbm"), unit: "dBm",
                      deviceClass: "signal_strength", stateClass: "measurement"),
         UplinkSensor(key: "modem_rsrq", name: "RSRQ", valueTemplate: modemFigure("rsrq_db"), unit: "dB",
@@ -56,10 +56,10 @@ public struct HomeAssistantDiscovery: Sendable {
         "{{ value_json.modem.\(key) if value_json.modem else None }}"
     }
 
-    public let topics: MQTTTopics
-    public let version: String
+    package let topics: MQTTTopics
+    package let version: String
 
-    public init(topics: MQTTTopics, version: String = UplinkVersion.string) {
+    package init(topics: MQTTTopics, version: String = UplinkVersion.string) {
         self.topics = topics
         self.version = version
     }
@@ -89,10 +89,10 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// Whether an uplink's discovery includes the modem's sensors: cellular ones.
-    public static func includesModemSensors(_ uplink: UplinkStatus) -> Bool { uplink.kind == .wwan }
+    package static func includesModemSensors(_ uplink: UplinkStatus) -> Bool { uplink.kind == .wwan }
 
     /// The retained config messages of one uplink.
-    public func uplinkConfigs(_ uplink: UplinkStatus) -> [MQTTMessage] {
+    package func uplinkConfigs(_ uplink: UplinkStatus) -> [MQTTMessage] {
         let name = uplink.interface.value
         let object = TopicName.identifier(name)
         let stateTopic = topics.uplink(uplink.interface)
@@ -120,12 +120,12 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// Empty retained configs: Home Assistant removes the entities.
-    public func uplinkRemovals(_ uplink: UplinkStatus) -> [MQTTMessage] {
+    package func uplinkRemovals(_ uplink: UplinkStatus) -> [MQTTMessage] {
         uplinkConfigs(uplink).map { MQTTMessage(topic: $0.topic, payload: "", qos: 1, retain: true) }
     }
 
     /// The primary uplink's sensor, read from `state`.
-    public var primaryConfig: MQTTMessage {
+    package var primaryConfig: MQTTMessage {
         let id = "uplinkd_\(topics.node)_primary"
         var members = common(uniqueID: id, name: "primary uplink", stateTopic: topics.state,
                              valueTemplate: "{{ value_json.primary if value_json.primary else 'none' }}")

@@ -1,34 +1,34 @@
 /// One MQTT message to send.
-public struct MQTTMessage: Sendable, Equatable, CustomStringConvertible {
-    public var topic: String
+package struct MQTTMessage: Sendable, Equatable, CustomStringConvertible {
+    package var topic: String
     /// UTF-8 text (JSON or a word); empty: removes a retained message.
-    public var payload: String
-    public var qos: Int
-    public var retain: Bool
+    package var payload: String
+    package var qos: Int
+    package var retain: Bool
 
-    public init(topic: String, payload: String, qos: Int, retain: Bool) {
+    package init(topic: String, payload: String, qos: Int, retain: Bool) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
         self.retain = retain
     }
 
-    public var description: String { "\(topic) (\(payload.utf8.count) bytes, qos \(qos)\(retain ? ", retained" : ""))" }
+    package var description: String { "\(topic) (\(payload.utf8.count) bytes, qos \(qos)\(retain ? ", retained" : ""))" }
 }
 
 /// The payloads the agent publishes. Every object comes from an encoder the rest of
 /// the agent already uses: `state` is `status --json`'s, an uplink is one element of
 /// its `uplinks`, an event is the hook environment.
-public enum MQTTPayload {
-    public static let online = "online"
-    public static let offline = "offline"
+package enum MQTTPayload {
+    package static let online = "online"
+    package static let offline = "offline"
 
     /// `status --json`'s object as the running agent sees it.
-    public static func state(_ state: AgentState) -> String {
+    package static func state(_ state: AgentState) -> String {
         state.statusJSON(ageSeconds: 0, running: !state.stopped).serialized()
     }
 
-    public static func uplink(_ uplink: UplinkStatus) -> String {
+    package static func uplink(_ uplink: UplinkStatus) -> String {
         uplink.json.serialized()
     }
 
@@ -36,7 +36,7 @@ public enum MQTTPayload {
     /// (empty stays empty, as hooks see it), after `seq` (the agent's count of events
     /// since start, so a gap shows a lost message) and `dropped` (events dropped from
     /// the full queue while the broker was away, since start).
-    public static func event(_ event: HookEvent, sequence: Int, dropped: Int) -> String {
+    package static func event(_ event: HookEvent, sequence: Int, dropped: Int) -> String {
         var members: [(String, JSONValue)] = [("seq", .int(sequence)), ("dropped", .int(dropped))]
         for entry in event.environment {
             guard let equals = entry.firstIndex(of: "=") else { continue }

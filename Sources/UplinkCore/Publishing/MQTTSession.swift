@@ -12,26 +12,26 @@
 ///   figures moved, every `heartbeat`; on a metered primary `state` alone, every
 ///   `metered-heartbeat`.
 /// - At stop: the final state, the stop event and `offline`.
-public struct MQTTSession: Sendable {
+package struct MQTTSession: Sendable {
     /// What the adapter does after a change.
-    public struct Output: Sendable, Equatable {
-        public var messages: [MQTTMessage] = []
+    package struct Output: Sendable, Equatable {
+        package var messages: [MQTTMessage] = []
         /// The connection goes through an uplink that is no longer the primary: its
         /// packets now leave through another interface with the old source address,
         /// so it is dead; connect again (through the new primary).
-        public var reconnect = false
+        package var reconnect = false
     }
 
-    public let settings: MQTTSettings
-    public let topics: MQTTTopics
+    package let settings: MQTTSettings
+    package let topics: MQTTTopics
     private let discovery: HomeAssistantDiscovery?
     /// How long an uplink must be gone before its retained topics are removed (an
     /// interface that comes back after a modem reset keeps its entities).
-    public var vanishedAfterMilliseconds = 10 * 60_000
+    package var vanishedAfterMilliseconds = 10 * 60_000
 
-    public private(set) var connected = false
+    package private(set) var connected = false
     /// The MQTT version of the next connect: 5 until a broker refuses it, then 4 (3.1.1).
-    public private(set) var protocolVersion = 5
+    package private(set) var protocolVersion = 5
     private var state: AgentState?
     private var queue: BoundedQueue<QueuedEvent>
     private var sequence = 0
@@ -53,7 +53,7 @@ public struct MQTTSession: Sendable {
         var sequence: Int
     }
 
-    public init(settings: MQTTSettings, nodeID: String) {
+    package init(settings: MQTTSettings, nodeID: String) {
         self.settings = settings
         topics = MQTTTopics(prefix: settings.topicPrefix, node: nodeID, discoveryPrefix: settings.discoveryPrefix)
         discovery = settings.homeAssistant ? HomeAssistantDiscovery(topics: topics) : nil
@@ -61,34 +61,34 @@ public struct MQTTSession: Sendable {
     }
 
     /// The last will, set before every connect.
-    public var will: MQTTMessage {
+    package var will: MQTTMessage {
         MQTTMessage(topic: topics.availability, payload: MQTTPayload.offline, qos: 1, retain: true)
     }
 
     /// Topics to subscribe to after a connect: Home Assistant's birth message.
-    public var subscriptions: [String] { discovery == nil ? [] : [topics.homeAssistantStatus] }
+    package var subscriptions: [String] { discovery == nil ? [] : [topics.homeAssistantStatus] }
 
     /// Events dropped from the full queue since start.
-    public var droppedEvents: Int { queue.dropped }
-    public var queuedEvents: Int { queue.count }
+    package var droppedEvents: Int { queue.dropped }
+    package var queuedEvents: Int { queue.count }
 
     /// Whether the primary is metered (cellular, or said so): the byte-lean settings.
-    public var primaryIsMetered: Bool {
+    package var primaryIsMetered: Bool {
         guard let state, let primary = state.primary else { return false }
         return state.uplinks.first { $0.interface == primary }?.metered ?? false
     }
 
     /// The keep-alive of the next connect.
-    public var keepAliveSeconds: Int {
+    package var keepAliveSeconds: Int {
         primaryIsMetered ? settings.meteredKeepAliveSeconds : settings.keepAliveSeconds
     }
 
-    public var heartbeatMilliseconds: Int {
+    package var heartbeatMilliseconds: Int {
         primaryIsMetered ? settings.meteredHeartbeatMilliseconds : settings.heartbeatMilliseconds
     }
 
     /// When the heartbeat is due (monotonic), while connected with a state to send.
-    public var nextHeartbeatMilliseconds: Int? {
+    package var nextHeartbeatMilliseconds: Int? {
         guard connected, let last = lastStateMilliseconds else { return nil }
         return last + heartbeatMilliseconds
     }
@@ -98,7 +98,7 @@ public struct MQTTSession: Sendable {
     /// The broker accepted the connection, which uses the address of `through` (nil:
     /// not an uplink's, e.g. a LAN broker) and the keep-alive given at its CONNECT
     /// (nil: the one this session would choose now).
-    public mutating func connected(through uplink: InterfaceName?, keepAliveSeconds: Int? = nil,
+    package mutating func connected(through uplink: InterfaceName?, keepAliveSeconds: Int? = nil,
                                    now: Int) -> [MQTTMessage] {
         connected = true
         connectionUplink = uplink
@@ -117,7 +117,7 @@ public struct MQTTSession: Sendable {
     /// The connection ended or could not be made. `refusedProtocol`: the broker said
     /// it does not speak this MQTT version (an MQTT 3.1.1 broker answering a 5
     /// CONNECT); the next connect uses 3.1.1.
-    public mutating func disconnected(refusedProtocol: Bool = false) {
+    package mutating func disconnected(refusedProtocol: Bool = false) {
         connected = false
         connectionUplink = nil
         connectionKeepAliveSeconds = nil
@@ -125,12 +125,12 @@ public struct MQTTSession: Sendable {
     }
 
     /// CONNACK codes that say "not this protocol version": 1 in MQTT 3.1.1, 0x84 in 5.
-    public static func refusesProtocol(connackCode: Int) -> Bool { connackCode == 1 || connackCode == 0x84 }
+    package static func refusesProtocol(connackCode: Int) -> Bool { connackCode == 1 || connackCode == 0x84 }
 
     // MARK: changes
 
     /// The agent published a new state, with the hook events of that change.
-    public mutating func changed(_ state: AgentState, events: [HookEvent], now: Int) -> Output {
+    package mutating func changed(_ state: AgentState, events: [HookEvent], now: Int) -> Output {
         var output = Output()
         let previousPrimary = self.state?.primary
         self.state = state
@@ -157,7 +157,7 @@ public struct MQTTSession: Sendable {
     }
 
     /// The heartbeat timer fired.
-    public mutating func heartbeat(now: Int) -> [MQTTMessage] {
+    package mutating func heartbeat(now: Int) -> [MQTTMessage] {
         guard connected, let state else { return [] }
         var messages = [MQTTMessage(topic: topics.state, payload: MQTTPayload.state(state), qos: 1, retain: true)]
         publishedState = state
@@ -177,7 +177,7 @@ public struct MQTTSession: Sendable {
 
     /// A message on a subscribed topic: Home Assistant came (back) online, so its
     /// entities are announced again.
-    public mutating func received(topic: String, payload: String) -> [MQTTMessage] {
+    package mutating func received(topic: String, payload: String) -> [MQTTMessage] {
         guard connected, let discovery, topic == topics.homeAssistantStatus, payload == MQTTPayload.online else { return [] }
         var messages = [discovery.primaryConfig]
         for uplink in state?.uplinks ?? [] { messages += discovery.uplinkConfigs(uplink) }
@@ -186,7 +186,7 @@ public struct MQTTSession: Sendable {
 
     /// The agent stops: the final state, the stop event, then `offline` (the will is
     /// for deaths without a goodbye).
-    public mutating func stopping(_ final: AgentState, event: HookEvent?, now: Int) -> [MQTTMessage] {
+    package mutating func stopping(_ final: AgentState, event: HookEvent?, now: Int) -> [MQTTMessage] {
         let output = changed(final, events: event.map { [$0] } ?? [], now: now)
         guard connected else { return [] }
         var messages = output.messages

@@ -1,27 +1,27 @@
 /// Where the MQTT broker is: `mqtt://HOST[:PORT]` (plain, port 1883) or
 /// `mqtts://HOST[:PORT]` (TLS with the certificate verified, port 8883). HOST is a
 /// DNS name, an IPv4 literal or a bracketed IPv6 literal.
-public struct MQTTBroker: Sendable, Equatable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
-    public var tls: Bool
+package struct MQTTBroker: Sendable, Equatable, CustomStringConvertible {
+    package var host: String
+    package var port: Int
+    package var tls: Bool
 
-    public init(host: String, port: Int, tls: Bool) {
+    package init(host: String, port: Int, tls: Bool) {
         self.host = host
         self.port = port
         self.tls = tls
     }
 
     /// Whether `host` is an address literal: no name lookup is needed to connect.
-    public var hostIsAddress: Bool { IPAddress(host) != nil }
+    package var hostIsAddress: Bool { IPAddress(host) != nil }
 
-    public var description: String {
+    package var description: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "\(tls ? "mqtts" : "mqtt")://\(shownHost):\(port)"
     }
 
     /// Parses the `broker` value.
-    public static func parse(_ text: String) throws(ValueError) -> MQTTBroker {
+    package static func parse(_ text: String) throws(ValueError) -> MQTTBroker {
         let tls: Bool
         let rest: Substring
         if text.hasPrefix("mqtt://") {
@@ -66,37 +66,37 @@ public struct MQTTBroker: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The MQTT push channel (`[mqtt]`): off unless `broker` is set. See README, "MQTT".
-public struct MQTTSettings: Sendable, Equatable {
-    public var broker: MQTTBroker?
+package struct MQTTSettings: Sendable, Equatable {
+    package var broker: MQTTBroker?
     /// Certificates the broker's is verified against (PEM); nil: the system's store.
-    public var caFilePath: String?
+    package var caFilePath: String?
     /// A client certificate and its key (PEM), both or neither.
-    public var certificateFilePath: String?
-    public var keyFilePath: String?
+    package var certificateFilePath: String?
+    package var keyFilePath: String?
     /// `username = ...` and `password = ...` (mode 0600, owned by the agent's user).
-    public var credentialsFilePath: String?
+    package var credentialsFilePath: String?
     /// The gateway's name in topics; nil: the machine id.
-    public var nodeID: String?
-    public var topicPrefix = "uplinkd"
+    package var nodeID: String?
+    package var topicPrefix = "uplinkd"
     /// How often `state` is published again while nothing changes, on an unmetered
     /// primary and on a metered one (chosen for the monthly byte figure in README).
-    public var heartbeatMilliseconds = 15 * 60_000
-    public var meteredHeartbeatMilliseconds = 12 * 3_600_000
+    package var heartbeatMilliseconds = 15 * 60_000
+    package var meteredHeartbeatMilliseconds = 12 * 3_600_000
     /// The MQTT keep-alive, likewise; the broker gives the last will after 1.5 times it.
-    public var keepAliveSeconds = 60
-    public var meteredKeepAliveSeconds = 25 * 60
+    package var keepAliveSeconds = 60
+    package var meteredKeepAliveSeconds = 25 * 60
     /// Events kept while the broker cannot be reached (newest kept, oldest dropped).
-    public var queueLimit = 100
-    public var homeAssistant = false
-    public var discoveryPrefix = "homeassistant"
+    package var queueLimit = 100
+    package var homeAssistant = false
+    package var discoveryPrefix = "homeassistant"
 
-    public init() {}
+    package init() {}
 
-    public var enabled: Bool { broker != nil }
+    package var enabled: Bool { broker != nil }
 
     /// A topic prefix: one or more levels of printable ASCII without the wildcards
     /// `+` and `#`, no empty level, not starting with `$` (the broker's own topics).
-    public static func topicPrefix(_ text: String) throws(ValueError) -> String {
+    package static func topicPrefix(_ text: String) throws(ValueError) -> String {
         guard !text.isEmpty, text.utf8.count <= 128 else { throw ValueError("expected 1 to 128 characters") }
         guard !text.hasPrefix("$") else { throw ValueError("a topic starting with '$' is reserved for the broker") }
         guard !text.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) else {
@@ -109,7 +109,7 @@ public struct MQTTSettings: Sendable, Equatable {
     }
 
     /// A node id: letters, digits, '-' and '_' (Home Assistant's rule for ids in topics).
-    public static func nodeID(_ text: String) throws(ValueError) -> String {
+    package static func nodeID(_ text: String) throws(ValueError) -> String {
         guard !text.isEmpty, text.utf8.count <= 64,
               text.utf8.allSatisfy({ TopicName.isIdentifierByte($0) }) else {
             throw ValueError("expected 1 to 64 letters, digits, '-' or '_', got '\(text.printableEscaped)'")
@@ -120,7 +120,7 @@ public struct MQTTSettings: Sendable, Equatable {
 
 extension ConfigurationKeys {
     /// `[mqtt]`: the push channel to an MQTT broker.
-    public static let mqtt = KeyTable<MQTTSettings>(section: "mqtt", [
+    package static let mqtt = KeyTable<MQTTSettings>(section: "mqtt", [
         ("broker", { (value: String, m: inout MQTTSettings) throws(ValueError) in m.broker = try MQTTBroker.parse(value) }),
         ("ca-file", { (value: String, m: inout MQTTSettings) throws(ValueError) in
             m.caFilePath = try ValueParser.absoluteFilePath(value) }),
@@ -153,16 +153,16 @@ extension ConfigurationKeys {
 /// The broker's user name and password, from `credentials-file`: lines
 /// `username = NAME` and `password = SECRET` (comments with '#'). Errors never
 /// quote a line, so the password cannot reach a log.
-public struct MQTTCredentials: Sendable, Equatable {
-    public var username: String
-    public var password: String
+package struct MQTTCredentials: Sendable, Equatable {
+    package var username: String
+    package var password: String
 
-    public init(username: String, password: String) {
+    package init(username: String, password: String) {
         self.username = username
         self.password = password
     }
 
-    public static func parse(_ text: String, fileName: String) throws(ConfigurationError) -> MQTTCredentials {
+    package static func parse(_ text: String, fileName: String) throws(ConfigurationError) -> MQTTCredentials {
         var username: String?
         var password: String?
         var number = 0

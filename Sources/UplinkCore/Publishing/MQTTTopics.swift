@@ -2,10 +2,10 @@
 /// hold `+` and `#` (MQTT's wildcards), and the names of other sources may hold `/`
 /// (a topic level) or control bytes; each encoding is one-to-one, so two interfaces
 /// never share a topic.
-public enum TopicName {
+package enum TopicName {
     /// One topic level: letters, digits, `.`, `_` and `-` as they are, every other
     /// byte (`%` included) as `%XX`. `eth0.100` stays `eth0.100`; `a+b` is `a%2Bb`.
-    public static func level(_ name: String) -> String {
+    package static func level(_ name: String) -> String {
         var out = ""
         for byte in name.utf8 {
             if isIdentifierByte(byte) || byte == UInt8(ascii: ".") {
@@ -20,7 +20,7 @@ public enum TopicName {
     /// An id for Home Assistant (object ids and unique ids allow letters, digits, `_`
     /// and `-` only): letters, digits and `-` as they are, every other byte (`_`
     /// included) as `_xx`. `eth0.100` is `eth0_2e100`.
-    public static func identifier(_ name: String) -> String {
+    package static func identifier(_ name: String) -> String {
         var out = ""
         for byte in name.utf8 {
             if isIdentifierByte(byte) && byte != UInt8(ascii: "_") {
@@ -44,7 +44,7 @@ public enum TopicName {
 
     /// A node id from the machine id (`/etc/machine-id`: 32 hex digits), or nil when
     /// the text is not one.
-    public static func nodeID(machineID text: String) -> String? {
+    package static func nodeID(machineID text: String) -> String? {
         let id = text.trimmingWhitespace
         guard id.utf8.count == 32, id.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
             return nil
@@ -54,33 +54,33 @@ public enum TopicName {
 }
 
 /// The topics of one gateway: `PREFIX/NODE/...` and Home Assistant's discovery topics.
-public struct MQTTTopics: Sendable, Equatable {
-    public let prefix: String
-    public let node: String
-    public let discoveryPrefix: String
+package struct MQTTTopics: Sendable, Equatable {
+    package let prefix: String
+    package let node: String
+    package let discoveryPrefix: String
 
-    public init(prefix: String, node: String, discoveryPrefix: String) {
+    package init(prefix: String, node: String, discoveryPrefix: String) {
         self.prefix = prefix
         self.node = node
         self.discoveryPrefix = discoveryPrefix
     }
 
-    public var base: String { "\(prefix)/\(node)" }
+    package var base: String { "\(prefix)/\(node)" }
     /// Retained `online`; the last will and a clean stop say `offline`.
-    public var availability: String { "\(base)/availability" }
+    package var availability: String { "\(base)/availability" }
     /// Retained: `status --json`'s object.
-    public var state: String { "\(base)/state" }
+    package var state: String { "\(base)/state" }
     /// Not retained, QoS 1: one message per hook event.
-    public var event: String { "\(base)/event" }
+    package var event: String { "\(base)/event" }
     /// Retained: one uplink's object.
-    public func uplink(_ name: InterfaceName) -> String { "\(base)/uplink/\(TopicName.level(name.value))" }
+    package func uplink(_ name: InterfaceName) -> String { "\(base)/uplink/\(TopicName.level(name.value))" }
 
     /// Home Assistant's birth message topic: a restarted Home Assistant says
     /// `online` there, and discovery is sent again (its broker may have lost it).
-    public var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+    package var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
 
     /// `DISCOVERY/COMPONENT/NODE/OBJECT/config`.
-    public func discovery(component: String, object: String) -> String {
+    package func discovery(component: String, object: String) -> String {
         "\(discoveryPrefix)/\(component)/\(node)/\(object)/config"
     }
 }

@@ -2,22 +2,22 @@
 /// state: changes of verdict and of primary (the hook events, which are exactly those
 /// changes) and the bytes probes spent. Counters only ever grow, so Prometheus can
 /// take rates of them; a restart of the agent starts them at 0, which it expects.
-public struct MetricCounters: Sendable, Equatable {
+package struct MetricCounters: Sendable, Equatable {
     /// Verdict changes by uplink.
-    public var verdictChanges: [InterfaceName: Int] = [:]
+    package var verdictChanges: [InterfaceName: Int] = [:]
     /// Changes of the primary uplink, to or from none included.
-    public var primaryChanges = 0
+    package var primaryChanges = 0
     /// Bytes of probes sent and received by uplink since the agent started; unlike the
     /// daily budget's count it never goes back to 0 (`ByteBudget.totalBytes`).
-    public var probeBytes: [InterfaceName: Int] = [:]
+    package var probeBytes: [InterfaceName: Int] = [:]
     /// Hook events waiting to run, the one running included (a gauge: how far the
     /// hooks are behind the verdicts).
-    public var hookEventsPending = 0
+    package var hookEventsPending = 0
 
-    public init() {}
+    package init() {}
 
     /// Counts the hook events of one change of the state.
-    public mutating func count(_ events: [HookEvent]) {
+    package mutating func count(_ events: [HookEvent]) {
         // Other kinds (the stop event) change nothing that is counted.
         for event in events {
             if event.kind == .verdict, let interface = event.interface {

@@ -3,8 +3,8 @@
 /// units (seconds, bytes, ratios), counters ending in `_total`, each family with its
 /// HELP and TYPE lines. Per-uplink series carry `interface` and `kind` labels.
 /// Checked by `promtool check metrics` (Tests/integration/test_metrics.py).
-public enum PrometheusText {
-    public static func format(_ state: AgentState, counters: MetricCounters,
+package enum PrometheusText {
+    package static func format(_ state: AgentState, counters: MetricCounters,
                               version: String = UplinkVersion.string) -> String {
         let families = agentFamilies(state, counters: counters, version: version)
             + verdictFamilies(state, counters: counters) + qualityFamilies(state.uplinks) + modemFamilies(state.uplinks)
@@ -141,7 +141,7 @@ public enum PrometheusText {
 
     /// A label value as the text format wants it: backslash, double quote and line
     /// feed escaped.
-    public static func escapeLabelValue(_ value: String) -> String {
+    package static func escapeLabelValue(_ value: String) -> String {
         escape(value, quote: true)
     }
 
@@ -165,7 +165,7 @@ public enum PrometheusText {
 
     /// `value` / 10^scale as an exact decimal (12 ms, scale 3: "0.012"), so no
     /// floating-point rounding shows in the file.
-    public static func decimal(_ value: Int, scale: Int) -> String {
+    package static func decimal(_ value: Int, scale: Int) -> String {
         var divisor = 1
         for _ in 0..<scale { divisor *= 10 }
         let magnitude = value.magnitude

@@ -5,19 +5,19 @@
 /// one back, both delivered; one that did not had its first SYN or the SYN-ACK lost.
 /// Later SYNs are left out: by then both ends retransmit, and the attempts are no
 /// longer one packet each way.
-public struct HandshakeSample: Sendable, Equatable {
+package struct HandshakeSample: Sendable, Equatable {
     /// First SYNs that had their full second (0 or 1).
-    public var attempts: Int
+    package var attempts: Int
     /// 1 when the first SYN was answered within its second, else 0.
-    public var answered: Int
+    package var answered: Int
     /// Set when the first SYN was answered (Karn's rule: a handshake that needed a
     /// retransmission cannot tell which SYN its answer belongs to).
-    public var roundTripMilliseconds: Int?
+    package var roundTripMilliseconds: Int?
 
     /// Linux's initial SYN retransmission time (and a server's SYN-ACK's).
-    public static let firstRetransmissionMilliseconds = 1_000
+    package static let firstRetransmissionMilliseconds = 1_000
 
-    public init(attempts: Int, answered: Int, roundTripMilliseconds: Int? = nil) {
+    package init(attempts: Int, answered: Int, roundTripMilliseconds: Int? = nil) {
         self.attempts = attempts
         self.answered = answered
         self.roundTripMilliseconds = roundTripMilliseconds
@@ -26,7 +26,7 @@ public struct HandshakeSample: Sendable, Equatable {
     /// The sample of one probe, or nil when it says nothing about loss: no connection
     /// was tried (DNS failed, a hijacked name), the attempt was answered with a refusal
     /// or an ICMP error, or the probe gave up before its first SYN had a second.
-    public init?(_ probe: ProbeReport) {
+    package init?(_ probe: ProbeReport) {
         let second = HandshakeSample.firstRetransmissionMilliseconds
         if let connect = probe.connectMilliseconds {
             self.init(attempts: 1, answered: connect < second ? 1 : 0,
@@ -39,17 +39,17 @@ public struct HandshakeSample: Sendable, Equatable {
 }
 
 /// Round-trip time, its variation and loss of one uplink over one family, as reported.
-public struct QualityFigures: Sendable, Equatable {
+package struct QualityFigures: Sendable, Equatable {
     /// Smoothed TCP handshake time; nil before the first clean handshake.
-    public var roundTripMilliseconds: Int?
+    package var roundTripMilliseconds: Int?
     /// Its mean deviation (jitter).
-    public var roundTripVariationMilliseconds: Int?
+    package var roundTripVariationMilliseconds: Int?
     /// Estimated share of packets lost in each direction; nil until enough attempts.
-    public var lossPercent: Int?
+    package var lossPercent: Int?
     /// Handshake attempts the loss figure rests on.
-    public var attempts: Int
+    package var attempts: Int
 
-    public init(roundTripMilliseconds: Int? = nil, roundTripVariationMilliseconds: Int? = nil,
+    package init(roundTripMilliseconds: Int? = nil, roundTripVariationMilliseconds: Int? = nil,
                 lossPercent: Int? = nil, attempts: Int = 0) {
         self.roundTripMilliseconds = roundTripMilliseconds
         self.roundTripVariationMilliseconds = roundTripVariationMilliseconds
@@ -57,7 +57,7 @@ public struct QualityFigures: Sendable, Equatable {
         self.attempts = attempts
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("rtt_ms", roundTripMilliseconds.map(JSONValue.int) ?? .null),
             ("rtt_variation_ms", roundTripVariationMilliseconds.map(JSONValue.int) ?? .null),
@@ -68,7 +68,7 @@ public struct QualityFigures: Sendable, Equatable {
 
     /// The figures of one round's probes alone (what `check` reports): its loss figure
     /// rests on a handful of attempts, so `attempts` goes with it.
-    public static func of(_ probes: [ProbeReport]) -> QualityFigures {
+    package static func of(_ probes: [ProbeReport]) -> QualityFigures {
         var estimator = QualityEstimator()
         for probe in probes { estimator.add(probe) }
         return estimator.figures(minimumAttempts: 1)
@@ -81,24 +81,24 @@ public struct QualityFigures: Sendable, Equatable {
 /// it goes unanswered with probability 1 - (1 - p)^2 when each direction loses a
 /// share p; the figure reported is p, the loss a packet meets, assuming the same both
 /// ways (30 % random drop each way leaves 51 % unanswered and is reported as 30 %).
-public struct QualityEstimator: Sendable, Equatable {
+package struct QualityEstimator: Sendable, Equatable {
     /// Window size: at the unmetered defaults (a light round every 10 s, full rounds
     /// on doubt) five to ten minutes of probing.
-    public static let windowAttempts = 64
+    package static let windowAttempts = 64
     /// No loss figure on fewer attempts than this (one lost SYN of four is not 25 %).
-    public static let minimumAttempts = 16
+    package static let minimumAttempts = 16
 
     private var window: [HandshakeSample] = []
     private var roundTrip = RoundTripEstimator()
 
-    public init() {}
+    package init() {}
 
-    public mutating func add(_ probe: ProbeReport) {
+    package mutating func add(_ probe: ProbeReport) {
         guard let sample = HandshakeSample(probe) else { return }
         add(sample)
     }
 
-    public mutating func add(_ sample: HandshakeSample) {
+    package mutating func add(_ sample: HandshakeSample) {
         if let milliseconds = sample.roundTripMilliseconds { roundTrip.add(sampleMilliseconds: milliseconds) }
         window.append(sample)
         var total = window.reduce(0) { $0 + $1.attempts }
@@ -108,9 +108,9 @@ public struct QualityEstimator: Sendable, Equatable {
         }
     }
 
-    public var figures: QualityFigures { figures(minimumAttempts: QualityEstimator.minimumAttempts) }
+    package var figures: QualityFigures { figures(minimumAttempts: QualityEstimator.minimumAttempts) }
 
-    public func figures(minimumAttempts: Int) -> QualityFigures {
+    package func figures(minimumAttempts: Int) -> QualityFigures {
         let attempts = window.reduce(0) { $0 + $1.attempts }
         let answered = window.reduce(0) { $0 + $1.answered }
         var figures = QualityFigures(attempts: attempts)
@@ -130,21 +130,21 @@ public struct QualityEstimator: Sendable, Equatable {
 /// When an uplink counts as degraded: loss or round-trip time at or above the marks
 /// (`degraded-loss`, `degraded-rtt`), and healthy again only once both are below half
 /// of them, so a link near a mark does not toggle.
-public struct QualityThresholds: Sendable, Equatable {
+package struct QualityThresholds: Sendable, Equatable {
     /// Per-packet loss. 10 % each way fails about 19 % of round trips: dpinger's alarm
     /// at 20 % loss, measured as pings, where it stops using a gateway.
-    public var lossPercent = 10
+    package var lossPercent = 10
     /// dpinger's latency alarm (500 ms); mwan3's quality check uses the same order.
-    public var roundTripMilliseconds = 500
+    package var roundTripMilliseconds = 500
     /// A modem's LTE/5G RSRP at or below this is degraded (about where throughput
     /// collapses and calls drop); healthy again `rsrpRecoveryDB` above it. Nil: off.
-    public var rsrpDBm: Int? = -115
-    public static let rsrpRecoveryDB = 5.0
+    package var rsrpDBm: Int? = -115
+    package static let rsrpRecoveryDB = 5.0
 
-    public init() {}
+    package init() {}
 
     /// Whether figures mean degraded, given whether the uplink was degraded before.
-    public func isDegraded(_ figures: QualityFigures, wasDegraded: Bool) -> Bool {
+    package func isDegraded(_ figures: QualityFigures, wasDegraded: Bool) -> Bool {
         let loss = figures.lossPercent
         let roundTrip = figures.roundTripMilliseconds
         if wasDegraded {
@@ -156,7 +156,7 @@ public struct QualityThresholds: Sendable, Equatable {
     }
 
     /// Whether a modem's RSRP means degraded, given whether the signal was degraded.
-    public func isSignalDegraded(rsrpDBm rsrp: Double?, wasDegraded: Bool) -> Bool {
+    package func isSignalDegraded(rsrpDBm rsrp: Double?, wasDegraded: Bool) -> Bool {
         guard let mark = rsrpDBm.map(Double.init), let rsrp else { return false }
         return wasDegraded ? rsrp < mark + QualityThresholds.rsrpRecoveryDB : rsrp <= mark
     }

@@ -4,15 +4,15 @@
 /// RTO as their time limit, between a floor and the configured ceiling: a blackholed
 /// uplink is confirmed in about a second, while a satellite or loaded LTE link keeps
 /// the time it needs.
-public struct RoundTripEstimator: Sendable, Equatable {
+package struct RoundTripEstimator: Sendable, Equatable {
     /// Smoothed duration, milliseconds; nil before the first sample.
-    public private(set) var smoothedMilliseconds: Double?
+    package private(set) var smoothedMilliseconds: Double?
     /// Mean deviation, milliseconds.
-    public private(set) var variationMilliseconds: Double = 0
+    package private(set) var variationMilliseconds: Double = 0
 
-    public init() {}
+    package init() {}
 
-    public mutating func add(sampleMilliseconds sample: Int) {
+    package mutating func add(sampleMilliseconds sample: Int) {
         let sample = Double(max(0, sample))
         guard let smoothed = smoothedMilliseconds else {
             smoothedMilliseconds = sample
@@ -24,7 +24,7 @@ public struct RoundTripEstimator: Sendable, Equatable {
     }
 
     /// The time limit to use: the ceiling until something was learned.
-    public func timeout(floorMilliseconds: Int, ceilingMilliseconds: Int) -> Int {
+    package func timeout(floorMilliseconds: Int, ceilingMilliseconds: Int) -> Int {
         guard let smoothed = smoothedMilliseconds else { return ceilingMilliseconds }
         let retransmission = smoothed + 4 * variationMilliseconds
         let limit = Int((2 * retransmission).rounded(.up))
@@ -32,7 +32,7 @@ public struct RoundTripEstimator: Sendable, Equatable {
     }
 
     /// Forgets what was learned (the link changed under it).
-    public mutating func reset() {
+    package mutating func reset() {
         self = RoundTripEstimator()
     }
 }

@@ -69,15 +69,15 @@ struct TrafficEvidence: Sendable {
 }
 
 /// Why the primary's traffic raised an alarm, as the log tells it.
-public struct StallEvidence: Sendable, Equatable {
+package struct StallEvidence: Sendable, Equatable {
     /// Packets that left since anything came back.
-    public var unansweredPackets: UInt64
+    package var unansweredPackets: UInt64
     /// How long nothing has come back.
-    public var silentMilliseconds: Int
+    package var silentMilliseconds: Int
     /// The window the stall had to last.
-    public var windowMilliseconds: Int
+    package var windowMilliseconds: Int
 
-    public init(unansweredPackets: UInt64, silentMilliseconds: Int, windowMilliseconds: Int) {
+    package init(unansweredPackets: UInt64, silentMilliseconds: Int, windowMilliseconds: Int) {
         self.unansweredPackets = unansweredPackets
         self.silentMilliseconds = silentMilliseconds
         self.windowMilliseconds = windowMilliseconds

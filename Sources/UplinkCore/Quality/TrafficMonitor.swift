@@ -8,9 +8,9 @@
 /// that a full round disproved. Missed stalls: broadcast or ARP noise received on the
 /// uplink counts as traffic coming back and can delay detection; the light rounds still
 /// find the stall then.
-public struct TrafficMonitor: Sendable {
+package struct TrafficMonitor: Sendable {
     /// What one sample says.
-    public enum Observation: Sendable, Equatable {
+    package enum Observation: Sendable, Equatable {
         /// No packet left since the last sample.
         case quiet
         /// Packets left; `answered` when packets also came back.
@@ -20,16 +20,16 @@ public struct TrafficMonitor: Sendable {
     }
 
     /// Sample period while packets leave, and while the uplink is quiet.
-    public static let busySampleMilliseconds = 100
-    public static let idleSampleMilliseconds = 1_000
+    package static let busySampleMilliseconds = 100
+    package static let idleSampleMilliseconds = 1_000
     /// Packets that must leave unanswered before a stall counts (one lone packet can
     /// be a last ACK).
-    public static let unansweredPackets: UInt64 = 2
+    package static let unansweredPackets: UInt64 = 2
     /// Packets that must come back in one sample for traffic to count as answered.
     /// Neighbour upkeep after each probe (an ARP or NDP request and reply each way:
     /// two packets in, two out) must not vouch for the uplink and postpone its next
     /// light round; a real exchange (SYN-ACK, data, FIN) brings three or more.
-    public static let answeringPackets: UInt64 = 3
+    package static let answeringPackets: UInt64 = 3
 
     private var last: (rx: UInt64, tx: UInt64)?
     private var lastReceiveMilliseconds = 0
@@ -37,11 +37,11 @@ public struct TrafficMonitor: Sendable {
     private var transmittedAtLastReceive: UInt64 = 0
     private var alarmed = false
 
-    public init() {}
+    package init() {}
 
     /// When to sample next: often while packets leave or wait for an answer (a stall
     /// is measured to the sample), rarely while quiet.
-    public var nextSampleMilliseconds: Int {
+    package var nextSampleMilliseconds: Int {
         // The first sample only sets the baseline: take it soon.
         guard last != nil else { return TrafficMonitor.busySampleMilliseconds }
         let waiting = (last?.tx ?? 0) > transmittedAtLastReceive && !alarmed
@@ -54,23 +54,23 @@ public struct TrafficMonitor: Sendable {
     private var windowMilliseconds = 0
 
     /// When the counters were last taken (sampled or excused); nil before the first.
-    public var lastSampledMilliseconds: Int? { last == nil ? nil : lastSampleMilliseconds }
+    package var lastSampledMilliseconds: Int? { last == nil ? nil : lastSampleMilliseconds }
 
     /// What the last `.stalled` saw: packets left since anything came back, and for how long.
-    public func stallEvidence(at now: Int, windowMilliseconds: Int) -> StallEvidence {
+    package func stallEvidence(at now: Int, windowMilliseconds: Int) -> StallEvidence {
         StallEvidence(unansweredPackets: (last?.tx ?? transmittedAtLastReceive) - transmittedAtLastReceive,
                       silentMilliseconds: now - lastReceiveMilliseconds, windowMilliseconds: windowMilliseconds)
     }
 
     /// The agent did not act on the last `.stalled` (alarms paused, or a round already
     /// pending): report it again while the stall lasts.
-    public mutating func rearm() {
+    package mutating func rearm() {
         alarmed = false
     }
 
     /// The counters moved for a reason known to be no stall (the agent's own probes):
     /// whatever left is taken as answered.
-    public mutating func excuse(receivedPackets rx: UInt64, transmittedPackets tx: UInt64, at now: Int) {
+    package mutating func excuse(receivedPackets rx: UInt64, transmittedPackets tx: UInt64, at now: Int) {
         if let previous = last, tx > previous.tx { lastTransmitMilliseconds = now }
         last = (rx, tx)
         lastSampleMilliseconds = now
@@ -81,11 +81,11 @@ public struct TrafficMonitor: Sendable {
 
     /// A shorter stall rule for busy links: this many packets left unanswered for this
     /// long (several of the uplink's own round trips) is a stall too.
-    public struct QuickStall: Sendable, Equatable {
-        public var windowMilliseconds: Int
-        public var unansweredPackets: UInt64
+    package struct QuickStall: Sendable, Equatable {
+        package var windowMilliseconds: Int
+        package var unansweredPackets: UInt64
 
-        public init(windowMilliseconds: Int, unansweredPackets: UInt64) {
+        package init(windowMilliseconds: Int, unansweredPackets: UInt64) {
             self.windowMilliseconds = windowMilliseconds
             self.unansweredPackets = unansweredPackets
         }
@@ -93,13 +93,13 @@ public struct TrafficMonitor: Sendable {
         /// At least this many packets unanswered for several round trips of the
         /// uplink's own: 8 smoothed round trips or 3 retransmission timeouts, never
         /// under the floor (the sampling runs every 100 ms while packets leave).
-        public static let packets: UInt64 = 4
-        public static let floorMilliseconds = 300
-        public static let roundTrips = 8
+        package static let packets: UInt64 = 4
+        package static let floorMilliseconds = 300
+        package static let roundTrips = 8
 
         /// The quick rule for an uplink of these figures, when it is shorter than the
         /// configured window; nil before its round trips are known.
-        public static func of(_ figures: QualityFigures?, windowMilliseconds: Int) -> QuickStall? {
+        package static func of(_ figures: QualityFigures?, windowMilliseconds: Int) -> QuickStall? {
             guard let roundTrip = figures?.roundTripMilliseconds else { return nil }
             let variation = figures?.roundTripVariationMilliseconds ?? roundTrip / 2
             let window = max(floorMilliseconds, roundTrips * roundTrip, 3 * (roundTrip + 4 * variation))
@@ -109,7 +109,7 @@ public struct TrafficMonitor: Sendable {
     }
 
     /// Takes the interface's received and transmitted packet counters.
-    public mutating func sample(receivedPackets rx: UInt64, transmittedPackets tx: UInt64, at now: Int,
+    package mutating func sample(receivedPackets rx: UInt64, transmittedPackets tx: UInt64, at now: Int,
                                 windowMilliseconds: Int, quick: QuickStall? = nil) -> Observation {
         lastSampleMilliseconds = now
         self.windowMilliseconds = windowMilliseconds

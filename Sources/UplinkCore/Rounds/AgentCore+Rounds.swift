@@ -155,7 +155,7 @@ extension AgentCore {
     // MARK: finished rounds
 
     /// A probe round finished. Results of a stale generation only count their bytes.
-    public mutating func roundFinished(_ report: RoundReport, generation: Int, now: Instant) -> [Action] {
+    package mutating func roundFinished(_ report: RoundReport, generation: Int, now: Instant) -> [Action] {
         let at = now.monotonicMilliseconds
         // Bytes were spent whatever became of the uplink.
         budgets[report.interface, default: ByteBudget(limitBytes: nil)].record(report.totalBytes, at: at)

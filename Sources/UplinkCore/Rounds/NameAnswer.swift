@@ -2,7 +2,7 @@
 /// probes of the round share it: no usable answer (a DNS failure), a hijack (a public
 /// name answered only with addresses that are never the internet), or addresses to
 /// pin the probes to.
-public enum NameAnswer: Sendable, Equatable {
+package enum NameAnswer: Sendable, Equatable {
     /// No usable answer: the probes fail with `reason`; `failure` says what the
     /// resolver said (nil: it answered, with nothing this family can use).
     case failed(TransportFailure, DNSFailure?)
@@ -12,7 +12,7 @@ public enum NameAnswer: Sendable, Equatable {
     case pinned([IPAddress], ttlSeconds: Int)
 
     /// `family` is the record family asked for; `hijackCheck` is `[dns] hijack-check`.
-    public init(_ lookup: DNSLookup, family: AddressFamily, hijackCheck: Bool) {
+    package init(_ lookup: DNSLookup, family: AddressFamily, hijackCheck: Bool) {
         switch lookup.result {
         case .failure(let failure):
             self = .failed(failure.kind == .bindFailed ? .bindFailed : .dnsFailed, failure)
@@ -28,7 +28,7 @@ public enum NameAnswer: Sendable, Equatable {
     }
 
     /// What becomes of one probe after its name's answer.
-    public enum Step: Sendable, Equatable {
+    package enum Step: Sendable, Equatable {
         /// The answer alone decides the probe: a DNS failure, or a hijack with
         /// nowhere to follow.
         case decided(ProbeResult)
@@ -40,7 +40,7 @@ public enum NameAnswer: Sendable, Equatable {
 
     /// The step for `request`. `lookupBytes` and `lookupMilliseconds` are the lookup's
     /// cost and time.
-    public func step(for request: ProbeRequest, lookupBytes: Int, lookupMilliseconds: Int) -> Step {
+    package func step(for request: ProbeRequest, lookupBytes: Int, lookupMilliseconds: Int) -> Step {
         var pinned = request
         switch self {
         case .failed(let reason, _):
@@ -62,7 +62,7 @@ public enum NameAnswer: Sendable, Equatable {
     /// What the probe sent to a followed hijack heard becomes evidence of the hijack
     /// (whatever it answers, the reason stays `dns-hijack`); a pinned probe's result
     /// takes in the lookup's time, TTL and bytes.
-    public func completing(_ sent: ProbeResult, lookupBytes: Int, lookupMilliseconds: Int) -> ProbeResult {
+    package func completing(_ sent: ProbeResult, lookupBytes: Int, lookupMilliseconds: Int) -> ProbeResult {
         var result = sent
         result.bytes += lookupBytes
         result.elapsedMilliseconds += lookupMilliseconds

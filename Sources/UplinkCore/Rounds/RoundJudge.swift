@@ -1,14 +1,14 @@
 /// Plans a one-shot check and turns its results into a report. Pure: the adapters
 /// gather link facts and run the probes; this decides.
-public enum RoundJudge {
+package enum RoundJudge {
     /// The probe requests for one interface, given what its link facts allow.
-    public static func requests(for interface: InterfaceName, link: LinkEvaluator.Result,
+    package static func requests(for interface: InterfaceName, link: LinkEvaluator.Result,
                                 probes: [ProbeSpec]) -> [ProbeRequest] {
         requests(for: interface, link: link) { _ in probes }
     }
 
     /// The probe requests of a round whose probes may differ per family.
-    public static func requests(for interface: InterfaceName, link: LinkEvaluator.Result,
+    package static func requests(for interface: InterfaceName, link: LinkEvaluator.Result,
                                 probes: (AddressFamily) -> [ProbeSpec]) -> [ProbeRequest] {
         guard case .probe(let families) = link else { return [] }
         return families.flatMap { family in
@@ -20,7 +20,7 @@ public enum RoundJudge {
         }
     }
 
-    public static func report(interface: InterfaceName, kind: InterfaceKind, link: LinkEvaluator.Result,
+    package static func report(interface: InterfaceName, kind: InterfaceKind, link: LinkEvaluator.Result,
                               results: [ProbeResult], thresholdPercent: Int, elapsedMilliseconds: Int,
                               dns: DNSServers? = nil,
                               knownAnswers: [AddressFamily: KnownAnswerResult] = [:],
@@ -127,7 +127,7 @@ public enum RoundJudge {
 
     /// Exit status for several interfaces: the highest of their statuses, so 0 means
     /// every named interface is online.
-    public static func exitStatus(for reports: [RoundReport]) -> Int32 {
+    package static func exitStatus(for reports: [RoundReport]) -> Int32 {
         reports.map { $0.assessment.verdict.exitStatus }.max() ?? 0
     }
 }

@@ -1,5 +1,5 @@
 /// Why a round runs, which decides how much it sends and what its result may do.
-public enum RoundPurpose: String, Sendable, CaseIterable {
+package enum RoundPurpose: String, Sendable, CaseIterable {
     /// Every probe of the uplink's set in every family, judged by the quorum: the only
     /// round that may change a verdict.
     case full
@@ -20,43 +20,43 @@ public enum RoundPurpose: String, Sendable, CaseIterable {
 /// DNS state files are keyed by it), its kind (for the report), what its link allows
 /// (the families to probe, or why nothing can be probed), the probes, how they are
 /// sent, the time limits, where DNS servers come from, and the answers it may reuse.
-public struct RoundPlan: Sendable, Equatable {
-    public var interface: InterfaceName
-    public var index: Int
-    public var kind: InterfaceKind
-    public var link: LinkEvaluator.Result
-    public var purpose: RoundPurpose
-    public var probes: [ProbeSpec]
+package struct RoundPlan: Sendable, Equatable {
+    package var interface: InterfaceName
+    package var index: Int
+    package var kind: InterfaceKind
+    package var link: LinkEvaluator.Result
+    package var purpose: RoundPurpose
+    package var probes: [ProbeSpec]
     /// Light and verification rounds pick each family's probe from that family's own
     /// pool (an endpoint can fail over one family only); empty: `probes` for all.
-    public var probesByFamily: [AddressFamily: [ProbeSpec]]
-    public var thresholdPercent: Int
+    package var probesByFamily: [AddressFamily: [ProbeSpec]]
+    package var thresholdPercent: Int
     /// Time limit of each probe's HTTP exchange.
-    public var timeoutMilliseconds: Int
+    package var timeoutMilliseconds: Int
     /// Time limit of each name lookup.
-    public var dnsTimeoutMilliseconds: Int
+    package var dnsTimeoutMilliseconds: Int
     /// Answers still valid from earlier rounds: names found here are not resolved again.
-    public var cachedAnswers: [DNSAnswerCache.Key: [IPAddress]]
+    package var cachedAnswers: [DNSAnswerCache.Key: [IPAddress]]
     /// How probes are sent besides the time limit: body cap, scheme rule, User-Agent,
     /// CA file (`[check]`).
-    public var transport: ProbeSettings
+    package var transport: ProbeSettings
     /// `[dns]`: where the uplink's servers come from, the hijack check, `known-answer`.
-    public var dns: DNSSettings
+    package var dns: DNSSettings
     /// `[interface NAME] dns`: servers given by hand, used before any discovered.
-    public var configuredDNSServers: [IPAddress]?
+    package var configuredDNSServers: [IPAddress]?
     /// Time limit of each probe's external validator.
-    public var validatorTimeoutMilliseconds: Int
+    package var validatorTimeoutMilliseconds: Int
     /// Whether the network's captive-portal API is asked beside the probes: full
     /// rounds, unless `captive-portal-api = no`.
-    public var asksCaptivePortalAPI: Bool
+    package var asksCaptivePortalAPI: Bool
 
     /// Whether `[dns] known-answer` is checked: hijack evidence, a full round's
     /// business (light and verification rounds stay one HTTP exchange).
-    public var checksKnownAnswer: Bool { purpose == .full }
+    package var checksKnownAnswer: Bool { purpose == .full }
 
     /// How this round's probes are sent: its time limit, and a liveness round's bare
     /// handshakes.
-    public var probeSettings: ProbeSettings {
+    package var probeSettings: ProbeSettings {
         var settings = transport
         settings.timeoutMilliseconds = timeoutMilliseconds
         settings.handshakeOnly = purpose == .liveness
@@ -64,13 +64,13 @@ public struct RoundPlan: Sendable, Equatable {
     }
 
     /// The probes to send over `family`.
-    public func probes(for family: AddressFamily) -> [ProbeSpec] {
+    package func probes(for family: AddressFamily) -> [ProbeSpec] {
         probesByFamily[family] ?? probes
     }
 
     /// The rest (how probes are sent, DNS, validators, the captive-portal API) comes
     /// from `configuration`.
-    public init(interface: InterfaceName, index: Int, kind: InterfaceKind, link: LinkEvaluator.Result,
+    package init(interface: InterfaceName, index: Int, kind: InterfaceKind, link: LinkEvaluator.Result,
                 purpose: RoundPurpose = .full, probes: [ProbeSpec], thresholdPercent: Int,
                 timeoutMilliseconds: Int, dnsTimeoutMilliseconds: Int,
                 cachedAnswers: [DNSAnswerCache.Key: [IPAddress]] = [:],
@@ -95,7 +95,7 @@ public struct RoundPlan: Sendable, Equatable {
 
     /// The probe requests over every family the link allows, names this round may
     /// reuse already pinned to their answers.
-    public var requests: [ProbeRequest] {
+    package var requests: [ProbeRequest] {
         var requests = RoundJudge.requests(for: interface, link: link, probes: probes(for:))
         for index in requests.indices {
             guard let host = requests[index].hostNeedingResolution,
@@ -106,13 +106,13 @@ public struct RoundPlan: Sendable, Equatable {
     }
 
     /// The families whose `known-answer` lookup this round makes, given its requests.
-    public func knownAnswerFamilies(_ requests: [ProbeRequest]) -> [AddressFamily] {
+    package func knownAnswerFamilies(_ requests: [ProbeRequest]) -> [AddressFamily] {
         guard checksKnownAnswer, let known = dns.knownAnswer else { return [] }
         return Set(requests.map(\.family)).intersection(known.families).sorted { $0.rawValue < $1.rawValue }
     }
 
     /// A one-shot full round with the configured ceilings (`uplinkd check`).
-    public static func check(_ configuration: Configuration, interface: InterfaceName, index: Int,
+    package static func check(_ configuration: Configuration, interface: InterfaceName, index: Int,
                              kind: InterfaceKind, link: LinkEvaluator.Result) -> RoundPlan {
         let settings = configuration.probingSettings(for: interface, kind: kind,
                                                      metered: configuration.isMetered(interface, kind: kind))

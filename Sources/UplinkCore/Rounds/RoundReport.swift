@@ -1,29 +1,29 @@
 /// One probe's result as reported (no secrets: the Authorization header is never here).
-public struct ProbeReport: Sendable, Equatable {
-    public var name: String
-    public var url: String
-    public var family: AddressFamily
-    public var judgement: ProbeClass
-    public var status: Int?
+package struct ProbeReport: Sendable, Equatable {
+    package var name: String
+    package var url: String
+    package var family: AddressFamily
+    package var judgement: ProbeClass
+    package var status: Int?
     public var elapsedMilliseconds: Int
     /// Bytes on the wire for this probe (request and response, headers included).
-    public var bytes: Int
+    package var bytes: Int
     /// The addresses the host name was pinned to (empty for an IP-literal URL).
-    public var addresses: [IPAddress]
+    package var addresses: [IPAddress]
     /// The host name, when the URL has one (not an address).
-    public var host: String?
+    package var host: String?
     /// Lookup time and answer TTL, when this round looked the name up.
-    public var dnsMilliseconds: Int?
-    public var dnsTTLSeconds: Int?
+    package var dnsMilliseconds: Int?
+    package var dnsTTLSeconds: Int?
     /// The TCP handshake completed.
-    public var connected = false
+    package var connected = false
     /// How long the handshake took from the start of the exchange, when it completed.
-    public var connectMilliseconds: Int?
+    package var connectMilliseconds: Int?
 
     /// The HTTP exchange alone (elapsed time without the lookup).
-    public var exchangeMilliseconds: Int { elapsedMilliseconds - (dnsMilliseconds ?? 0) }
+    package var exchangeMilliseconds: Int { elapsedMilliseconds - (dnsMilliseconds ?? 0) }
 
-    public init(name: String, url: String, family: AddressFamily, judgement: ProbeClass, status: Int?,
+    package init(name: String, url: String, family: AddressFamily, judgement: ProbeClass, status: Int?,
                 elapsedMilliseconds: Int, bytes: Int, addresses: [IPAddress] = [], host: String? = nil,
                 dnsMilliseconds: Int? = nil, dnsTTLSeconds: Int? = nil) {
         self.addresses = addresses
@@ -46,29 +46,29 @@ public struct RoundReport: Sendable, Equatable {
     public var kind: InterfaceKind
     public var assessment: Assessment
     public var families: [AddressFamily: Assessment]
-    public var probes: [ProbeReport]
+    package var probes: [ProbeReport]
     public var elapsedMilliseconds: Int
     /// The uplink's DNS servers as used for this check (nil when no name needed them
     /// or the link was down before discovery).
-    public var dns: DNSServers?
+    package var dns: DNSServers?
     /// What kind of round this was (`check` always runs full rounds).
-    public var purpose: RoundPurpose = .full
+    package var purpose: RoundPurpose = .full
     /// Every probe of every look (see `SecondLook`), as sent: what quality is
     /// measured from. `probes` holds the last look, with earlier successes counted.
-    public var lookedProbes: [ProbeReport]
+    package var lookedProbes: [ProbeReport]
     /// Rounds this report stands for.
-    public var looks = 1
+    package var looks = 1
     /// What the network's captive-portal API said, when it announced one (full rounds).
-    public var captivePortal: CaptivePortalCheck?
+    package var captivePortal: CaptivePortalCheck?
     /// The modem that carries the uplink, when ModemManager knows one.
-    public var modem: ModemStatus?
+    package var modem: ModemStatus?
 
     /// Bytes the round put on the wire: its probes and its captive-portal API request.
-    public var totalBytes: Int {
+    package var totalBytes: Int {
         probes.reduce(0) { $0 + $1.bytes } + (captivePortal?.bytes ?? 0)
     }
 
-    public init(interface: InterfaceName, kind: InterfaceKind, assessment: Assessment,
+    package init(interface: InterfaceName, kind: InterfaceKind, assessment: Assessment,
                 families: [AddressFamily: Assessment] = [:], probes: [ProbeReport] = [], elapsedMilliseconds: Int,
                 dns: DNSServers? = nil) {
         self.dns = dns

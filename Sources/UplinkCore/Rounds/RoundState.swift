@@ -2,7 +2,7 @@
 /// quorum of the probe set) settles a doubt, so the reason stays while full rounds run
 /// and second looks are taken, until one decides. When more evidence arrives while a
 /// doubt is open, the first reason is kept: it is the one a validated round disproves.
-public enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
+package enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
     /// The link changed in a way that can change the answer: it appeared, came back
     /// (carrier, admin up), or gained an address or a default route.
     case linkChanged = "link-changed"

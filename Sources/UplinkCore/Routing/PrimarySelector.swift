@@ -1,5 +1,5 @@
 /// Why the primary changed, as hooks (`UPLINK_PRIMARY_REASON`) and the log say it.
-public enum PrimaryChangeReason: String, Sendable, Equatable {
+package enum PrimaryChangeReason: String, Sendable, Equatable {
     /// The first primary after start-up.
     case start
     /// The primary left `online` or vanished (a new one took over, or none is left).
@@ -31,39 +31,39 @@ public enum PrimaryChangeReason: String, Sendable, Equatable {
 /// verify age does not take over at once; the selector names it in `toVerify` and
 /// keeps the current choice until the agent has probed it (or excluded it, when the
 /// probe failed, and moves on to the next one).
-public struct PrimarySelector: Sendable, Equatable {
+package struct PrimarySelector: Sendable, Equatable {
     /// One uplink as the selector sees it.
-    public struct Candidate: Sendable, Equatable {
-        public var name: InterfaceName
-        public var kind: InterfaceKind
-        public var verdict: Verdict
+    package struct Candidate: Sendable, Equatable {
+        package var name: InterfaceName
+        package var kind: InterfaceKind
+        package var verdict: Verdict
         /// Monotonic time from which its hold-down counts: it came online, left flap
         /// suppression or became healthy again, whichever was last.
-        public var onlineSinceMilliseconds: Int
+        package var onlineSinceMilliseconds: Int
         /// It came online after a known failure (not straight from start-up's
         /// `unknown`): only such an uplink is held down.
-        public var recovered: Bool
+        package var recovered: Bool
         /// Validated recently enough to take over without another probe.
-        public var fresh: Bool
+        package var fresh: Bool
         /// Its verification probe failed and no full round has confirmed it since.
-        public var excluded: Bool
+        package var excluded: Bool
         /// Flap damping keeps it from becoming primary while another uplink is online.
-        public var suppressed = false
+        package var suppressed = false
         /// Degraded for at least the configured time.
-        public var degraded = false
+        package var degraded = false
         /// Degraded now, however recently.
-        public var degradedNow = false
+        package var degradedNow = false
         /// Well below the degradation marks for at least the configured time.
-        public var healthy = true
-        public var metered = false
+        package var healthy = true
+        package var metered = false
         /// Its data plan is used up (`at-cap = last-resort`): primary only while no other
         /// uplink is online.
-        public var lastResort = false
+        package var lastResort = false
         /// Its data plan is used up and `at-cap = down`: excluded (set with `excluded`),
         /// so a primary leaving for that reason hands over as `capped`, not `lost`.
-        public var cappedOut = false
+        package var cappedOut = false
 
-        public init(name: InterfaceName, kind: InterfaceKind, verdict: Verdict, onlineSinceMilliseconds: Int,
+        package init(name: InterfaceName, kind: InterfaceKind, verdict: Verdict, onlineSinceMilliseconds: Int,
                     recovered: Bool = true, fresh: Bool = true, excluded: Bool = false) {
             self.name = name
             self.kind = kind
@@ -75,22 +75,22 @@ public struct PrimarySelector: Sendable, Equatable {
         }
     }
 
-    public private(set) var primary: InterfaceName?
+    package private(set) var primary: InterfaceName?
     /// When a preferred uplink's hold-down ends, so the caller can wake up then.
-    public private(set) var holdDownEndsMilliseconds: Int?
+    package private(set) var holdDownEndsMilliseconds: Int?
     /// The uplink to verify before it may become primary, if any.
-    public private(set) var toVerify: InterfaceName?
+    package private(set) var toVerify: InterfaceName?
     /// Why the last change happened.
-    public private(set) var changeReason: PrimaryChangeReason = .start
+    package private(set) var changeReason: PrimaryChangeReason = .start
     /// Preferred uplinks passed over because flap damping suppresses them.
-    public private(set) var passedOverSuppressed: [InterfaceName] = []
+    package private(set) var passedOverSuppressed: [InterfaceName] = []
     /// Preferred uplinks whose hold-down is running.
-    public private(set) var heldDown: [InterfaceName] = []
+    package private(set) var heldDown: [InterfaceName] = []
 
-    public init() {}
+    package init() {}
 
     /// Re-evaluates; returns true when the primary changed.
-    public mutating func select(from candidates: [Candidate], policy: AgentPolicy, now: Int) -> Bool {
+    package mutating func select(from candidates: [Candidate], policy: AgentPolicy, now: Int) -> Bool {
         holdDownEndsMilliseconds = nil
         toVerify = nil
         passedOverSuppressed = []

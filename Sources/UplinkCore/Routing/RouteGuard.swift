@@ -7,37 +7,37 @@
 /// idle is someone else's: another tool, `ip rule flush`, a network restart, or a DHCP
 /// client giving the primary a new gateway. Pure: the agent feeds it pictures and the
 /// time, and arms a timer for the delay it returns.
-public struct RouteGuard: Sendable {
+package struct RouteGuard: Sendable {
     /// A short wait gathers a burst (a network restart changes many entries at once).
-    public static let firstDelayMilliseconds = 200
+    package static let firstDelayMilliseconds = 200
     /// Repairs closer together than this mean someone keeps undoing them: each next
     /// one waits twice as long, up to `longestDelayMilliseconds`.
-    public static let quietMilliseconds = 10_000
-    public static let longestDelayMilliseconds = 60_000
+    package static let quietMilliseconds = 10_000
+    package static let longestDelayMilliseconds = 60_000
 
     /// The picture when the hooks last caught up; nil until then.
-    public private(set) var applied: RoutingPicture?
+    package private(set) var applied: RoutingPicture?
     /// Start-up is over (every uplink had a verdict): entries found then with no hook
     /// event run yet are stale, left by an earlier run.
-    public private(set) var armed = false
+    package private(set) var armed = false
     private var lastRepairMilliseconds: Int?
     private var delayMilliseconds = RouteGuard.firstDelayMilliseconds
 
-    public init() {}
+    package init() {}
 
     /// The hooks ran every queued event: what they left is the picture to keep.
-    public mutating func hooksCaughtUp(_ picture: RoutingPicture) {
+    package mutating func hooksCaughtUp(_ picture: RoutingPicture) {
         applied = picture
     }
 
     /// Start-up is over; look at `picture` with `examine` next.
-    public mutating func arm() {
+    package mutating func arm() {
         armed = true
     }
 
     /// Whether `picture`, seen with the hooks idle, needs a repair: nil, or the delay
     /// before it (look again then, and call `repairing` if it still does).
-    public func examine(_ picture: RoutingPicture, hooksIdle: Bool) -> Int? {
+    package func examine(_ picture: RoutingPicture, hooksIdle: Bool) -> Int? {
         guard hooksIdle, armed else { return nil }
         if let applied {
             return picture == applied ? nil : delayMilliseconds
@@ -48,7 +48,7 @@ public struct RouteGuard: Sendable {
 
     /// A repair event goes to the hooks now. Returns true when it follows the last one
     /// so closely that someone seems to keep undoing them (worth a warning).
-    public mutating func repairing(now: Int) -> Bool {
+    package mutating func repairing(now: Int) -> Bool {
         defer { lastRepairMilliseconds = now }
         guard let last = lastRepairMilliseconds, now - last < RouteGuard.quietMilliseconds + delayMilliseconds else {
             delayMilliseconds = RouteGuard.firstDelayMilliseconds

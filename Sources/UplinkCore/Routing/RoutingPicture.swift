@@ -1,15 +1,15 @@
 /// One policy-routing rule as the kernel lists it (what uplinkd needs of it).
-public struct RoutingRule: Sendable, Hashable, Comparable, CustomStringConvertible {
-    public var family: AddressFamily
-    public var priority: Int
-    public var table: Int
+package struct RoutingRule: Sendable, Hashable, Comparable, CustomStringConvertible {
+    package var family: AddressFamily
+    package var priority: Int
+    package var table: Int
     /// FRA_PROTOCOL: who added the rule (0 when nobody said).
-    public var protocolNumber: Int
+    package var protocolNumber: Int
     /// Routes of this prefix length or shorter found by the lookup are ignored (0:
     /// default routes); nil when the rule has none.
-    public var suppressPrefixLength: Int?
+    package var suppressPrefixLength: Int?
 
-    public init(family: AddressFamily, priority: Int, table: Int, protocolNumber: Int, suppressPrefixLength: Int? = nil) {
+    package init(family: AddressFamily, priority: Int, table: Int, protocolNumber: Int, suppressPrefixLength: Int? = nil) {
         self.family = family
         self.priority = priority
         self.table = table
@@ -18,13 +18,13 @@ public struct RoutingRule: Sendable, Hashable, Comparable, CustomStringConvertib
     }
 
     /// As `ip rule` prints it, with the family in front (logs, `uplinkd routes`).
-    public var description: String {
+    package var description: String {
         "\(family.ipFlag) rule \(priority): from all lookup \(RoutingRule.tableName(table))"
             + (suppressPrefixLength.map { " suppress_prefixlength \($0)" } ?? "") + " proto \(protocolNumber)"
     }
 
     /// The kernel's tables by the names `ip` gives them, others by number.
-    public static func tableName(_ table: Int) -> String {
+    package static func tableName(_ table: Int) -> String {
         switch table {
         case 253: return "default"
         case 254: return "main"
@@ -33,7 +33,7 @@ public struct RoutingRule: Sendable, Hashable, Comparable, CustomStringConvertib
         }
     }
 
-    public static func < (lhs: RoutingRule, rhs: RoutingRule) -> Bool {
+    package static func < (lhs: RoutingRule, rhs: RoutingRule) -> Bool {
         (lhs.family.rawValue, lhs.priority, lhs.table, lhs.protocolNumber, lhs.suppressPrefixLength ?? -1)
             < (rhs.family.rawValue, rhs.priority, rhs.table, rhs.protocolNumber, rhs.suppressPrefixLength ?? -1)
     }
@@ -41,19 +41,19 @@ public struct RoutingRule: Sendable, Hashable, Comparable, CustomStringConvertib
 
 /// A route of any destination, in any table, as the kernel lists it: what uplinkd
 /// needs of the routes it owns.
-public struct OwnedRoute: Sendable, Hashable, Comparable, CustomStringConvertible {
-    public var family: AddressFamily
+package struct OwnedRoute: Sendable, Hashable, Comparable, CustomStringConvertible {
+    package var family: AddressFamily
     /// "default", or ADDRESS/PREFIX.
-    public var destination: String
-    public var gateway: IPAddress?
-    public var interfaceIndex: Int
+    package var destination: String
+    package var gateway: IPAddress?
+    package var interfaceIndex: Int
     /// The interface's name when the kernel still had it (for people to read).
-    public var interfaceName: String?
-    public var table: Int
-    public var metric: Int
-    public var protocolNumber: Int
+    package var interfaceName: String?
+    package var table: Int
+    package var metric: Int
+    package var protocolNumber: Int
 
-    public init(family: AddressFamily, destination: String, gateway: IPAddress?, interfaceIndex: Int,
+    package init(family: AddressFamily, destination: String, gateway: IPAddress?, interfaceIndex: Int,
                 interfaceName: String? = nil, table: Int, metric: Int, protocolNumber: Int) {
         self.interfaceName = interfaceName
         self.family = family
@@ -66,7 +66,7 @@ public struct OwnedRoute: Sendable, Hashable, Comparable, CustomStringConvertibl
     }
 
     /// As `ip route` prints it, with the family in front (logs, `uplinkd routes`).
-    public var description: String {
+    package var description: String {
         var text = "\(family.ipFlag) route \(destination)"
         if let gateway { text += " via \(gateway)" }
         if let interfaceName {
@@ -78,20 +78,20 @@ public struct OwnedRoute: Sendable, Hashable, Comparable, CustomStringConvertibl
         return metric == 0 ? text : text + " metric \(metric)"
     }
 
-    public static func < (lhs: OwnedRoute, rhs: OwnedRoute) -> Bool { lhs.description < rhs.description }
+    package static func < (lhs: OwnedRoute, rhs: OwnedRoute) -> Bool { lhs.description < rhs.description }
 }
 
 /// What uplinkd's routing depends on, as the kernel has it at one moment: its own
 /// rules and routes, and the default routes of each family's primary that its table
 /// copies. When this changes while no hook runs, someone else changed it and the
 /// route-failover hook has to bring it back (`RouteGuard`).
-public struct RoutingPicture: Sendable, Equatable {
-    public var rules: [RoutingRule]
-    public var routes: [OwnedRoute]
+package struct RoutingPicture: Sendable, Equatable {
+    package var rules: [RoutingRule]
+    package var routes: [OwnedRoute]
     /// Each family primary's own default routes (the gateway the table must copy).
-    public var primaryRoutes: [String]
+    package var primaryRoutes: [String]
 
-    public init(rules: [RoutingRule] = [], routes: [OwnedRoute] = [], primaryRoutes: [String] = []) {
+    package init(rules: [RoutingRule] = [], routes: [OwnedRoute] = [], primaryRoutes: [String] = []) {
         self.rules = rules.sorted()
         self.routes = routes.sorted()
         self.primaryRoutes = primaryRoutes.sorted()
@@ -99,7 +99,7 @@ public struct RoutingPicture: Sendable, Equatable {
 
     /// The picture of `settings`' entries among every rule and route listed, and of
     /// the family primaries' own default routes in `links`.
-    public init(settings: RoutingSettings, rules: [RoutingRule], routes: [OwnedRoute],
+    package init(settings: RoutingSettings, rules: [RoutingRule], routes: [OwnedRoute],
                 primaries: [AddressFamily: InterfaceName], links: [LinkFacts]) {
         var primaryRoutes: [String] = []
         for (family, name) in primaries {
@@ -113,22 +113,22 @@ public struct RoutingPicture: Sendable, Equatable {
     }
 
     /// No rule and no route of uplinkd's.
-    public var hasNoEntries: Bool { rules.isEmpty && routes.isEmpty }
+    package var hasNoEntries: Bool { rules.isEmpty && routes.isEmpty }
 }
 
 extension AddressFamily {
     /// iproute2's family switch.
-    public var ipFlag: String { self == .ipv4 ? "-4" : "-6" }
+    package var ipFlag: String { self == .ipv4 ? "-4" : "-6" }
 }
 
 extension RoutingPicture {
     /// Every entry, for a log line.
-    public var entryList: String {
+    package var entryList: String {
         (rules.map(\.description) + routes.map(\.description)).joined(separator: "; ")
     }
 
     /// What differs from `earlier`, for a log line: "gone: ...; new: ...".
-    public func changes(since earlier: RoutingPicture) -> String {
+    package func changes(since earlier: RoutingPicture) -> String {
         func lines(_ picture: RoutingPicture) -> [String] {
             picture.rules.map(\.description) + picture.routes.map(\.description) + picture.primaryRoutes
         }

@@ -8,28 +8,28 @@ public struct UplinkStatus: Sendable, Equatable {
     public var sinceWallSeconds: Int
     public var ipv4: Verdict?
     public var ipv6: Verdict?
-    public var bytesToday: Int
-    public var budgetBytes: Int?
-    public var budgetExhausted: Bool
+    package var bytesToday: Int
+    package var budgetBytes: Int?
+    package var budgetExhausted: Bool
     public var portalURL: String?
     public var ipv4Reason: Reason?
     public var ipv6Reason: Reason?
     /// Where the uplink's DNS servers came from in its last round (nil: none found, or
     /// no round needed a name).
-    public var dnsSource: DNSSource?
+    package var dnsSource: DNSSource?
     /// Whether its probe bytes cost money (`metered`).
     public var metered: Bool
-    public var quality: UplinkQualityStatus
+    package var quality: UplinkQualityStatus
     /// The captive-portal API's session (RFC 8908): when it ends, data left.
-    public var session = CaptivePortalSession()
+    package var session = CaptivePortalSession()
     /// The modem that carries the uplink, when ModemManager knows one.
-    public var modem: ModemStatus?
+    package var modem: ModemStatus?
     /// Its data plan, when it has one and counting began.
-    public var plan: PlanStatus?
+    package var plan: PlanStatus?
     /// How it waits as a backup (`standby`).
-    public var standby: Standby = .hot
+    package var standby: Standby = .hot
 
-    public init(interface: InterfaceName, kind: InterfaceKind, verdict: Verdict, reason: Reason, sinceWallSeconds: Int,
+    package init(interface: InterfaceName, kind: InterfaceKind, verdict: Verdict, reason: Reason, sinceWallSeconds: Int,
                 ipv4: Verdict? = nil, ipv6: Verdict? = nil, bytesToday: Int = 0, budgetBytes: Int? = nil,
                 budgetExhausted: Bool = false, portalURL: String? = nil, ipv4Reason: Reason? = nil,
                 ipv6Reason: Reason? = nil, dnsSource: DNSSource? = nil, metered: Bool = false,
@@ -61,13 +61,13 @@ public struct UplinkStatus: Sendable, Equatable {
 /// How well an uplink carries traffic and how calm it has been, as published: the
 /// figures of its best online family, whether they mark it degraded, and its flap
 /// damping.
-public struct UplinkQualityStatus: Sendable, Equatable {
-    public var figures: QualityFigures
-    public var degraded: Bool
-    public var flapPenalty: Int
-    public var suppressed: Bool
+package struct UplinkQualityStatus: Sendable, Equatable {
+    package var figures: QualityFigures
+    package var degraded: Bool
+    package var flapPenalty: Int
+    package var suppressed: Bool
 
-    public init(figures: QualityFigures = QualityFigures(), degraded: Bool = false, flapPenalty: Int = 0,
+    package init(figures: QualityFigures = QualityFigures(), degraded: Bool = false, flapPenalty: Int = 0,
                 suppressed: Bool = false) {
         self.figures = figures
         self.degraded = degraded
@@ -90,7 +90,7 @@ public struct AgentState: Sendable, Equatable {
     /// uplink carries one family but not the other).
     public var familyPrimaries: [AddressFamily: InterfaceName] = [:]
 
-    public init(primary: InterfaceName?, uplinks: [UplinkStatus], writtenWallSeconds: Int, pid: Int, stopped: Bool = false,
+    package init(primary: InterfaceName?, uplinks: [UplinkStatus], writtenWallSeconds: Int, pid: Int, stopped: Bool = false,
                 familyPrimaries: [AddressFamily: InterfaceName] = [:]) {
         self.primary = primary
         self.uplinks = uplinks
@@ -102,7 +102,7 @@ public struct AgentState: Sendable, Equatable {
 
     /// Equality of content, ignoring when and by whom it was written: the file is
     /// replaced only when this changes.
-    public func sameContent(as other: AgentState) -> Bool {
+    package func sameContent(as other: AgentState) -> Bool {
         primary == other.primary && uplinks == other.uplinks && stopped == other.stopped
             && familyPrimaries == other.familyPrimaries
     }
@@ -110,7 +110,7 @@ public struct AgentState: Sendable, Equatable {
     /// `status --json`'s object, which the MQTT `state` topic carries too: one encoder
     /// for both. `ageSeconds` and `running` are what the reader knows (`status` reads
     /// them from the file's age and the process table; the agent itself: 0 and true).
-    public func statusJSON(ageSeconds: Int, running: Bool) -> JSONValue {
+    package func statusJSON(ageSeconds: Int, running: Bool) -> JSONValue {
         guard case .object(var members) = json else { return json }
         members.insert(("age_seconds", .int(ageSeconds)), at: 2)
         members.insert(("agent_running", .bool(running)), at: 3)
@@ -136,7 +136,7 @@ extension AgentState {
     /// process is gone), so the file's facts are stale. (69, no readable state file,
     /// is the command's own.) The file is rewritten on every change, so while the
     /// agent runs its content is current whatever its age.
-    public func statusExitCode(agentRunning: Bool) -> Int32 {
+    package func statusExitCode(agentRunning: Bool) -> Int32 {
         guard agentRunning && !stopped else { return 3 }
         return primary == nil ? 1 : 0
     }

@@ -11,11 +11,11 @@
 ///     uplink eth0 ethernet online validated 1763733400 online - 2345 - no - validated - dhclient no 12 3 0 no 0 no - - - - - - - - - - - - - 0 - - - - - - no - hot
 ///
 /// Readers must ignore lines they do not know; new fields are only ever appended.
-public enum StateFileFormat {
-    public static let version = 1
-    public static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES MODEM MODEM-STATE REGISTRATION OPERATOR OPERATOR-CODE ACCESS-TECHNOLOGY RSRP-DBM RSRQ-DB SINR-DB SIGNAL-PCT RECOVERY-STEP RECOVERIES PLAN-USED PLAN-BYTES PLAN-STARTS PLAN-ENDS PLAN-RECEIVED PLAN-SENT PLAN-CAPPED AT-CAP STANDBY"
+package enum StateFileFormat {
+    package static let version = 1
+    package static let columns = "uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES MODEM MODEM-STATE REGISTRATION OPERATOR OPERATOR-CODE ACCESS-TECHNOLOGY RSRP-DBM RSRQ-DB SINR-DB SIGNAL-PCT RECOVERY-STEP RECOVERIES PLAN-USED PLAN-BYTES PLAN-STARTS PLAN-ENDS PLAN-RECEIVED PLAN-SENT PLAN-CAPPED AT-CAP STANDBY"
 
-    public static func encode(_ state: AgentState) -> String {
+    package static func encode(_ state: AgentState) -> String {
         var lines = [
             "# uplinkd state, format \(version) (see README, \"State file\")",
             "# \(columns)",
@@ -123,13 +123,13 @@ public enum StateFileFormat {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
-        public let line: Int
-        public let message: String
-        public var description: String { "line \(line): \(message)" }
+    package struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
+        package let line: Int
+        package let message: String
+        package var description: String { "line \(line): \(message)" }
     }
 
-    public static func decode(_ text: String) throws(DecodeError) -> AgentState {
+    package static func decode(_ text: String) throws(DecodeError) -> AgentState {
         var state = AgentState(primary: nil, uplinks: [], writtenWallSeconds: 0, pid: 0)
         var sawFormat = false
         var lineNumber = 0

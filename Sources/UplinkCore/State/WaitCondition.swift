@@ -4,9 +4,9 @@
 ///
 /// Only the facts of a running agent count: a state file left by an agent that
 /// stopped or died says nothing about the network now.
-public struct WaitCondition: Sendable, Equatable {
+package struct WaitCondition: Sendable, Equatable {
     /// Which uplinks must be online.
-    public enum Target: Sendable, Equatable {
+    package enum Target: Sendable, Equatable {
         /// The agent has a primary uplink (no names, no `--any`).
         case primary
         /// At least one uplink (`--any`).
@@ -16,24 +16,24 @@ public struct WaitCondition: Sendable, Equatable {
     }
 
     /// The answer for one state.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         case satisfied
         /// Not yet; the sentence says what is missing.
         case missing(String)
     }
 
-    public var target: Target
+    package var target: Target
     /// `captive` counts as well as `online` (`--captive-ok`).
-    public var captiveAccepted: Bool
+    package var captiveAccepted: Bool
 
-    public init(target: Target, captiveAccepted: Bool = false) {
+    package init(target: Target, captiveAccepted: Bool = false) {
         self.target = target
         self.captiveAccepted = captiveAccepted
     }
 
     /// Decides for `state`; `agentRunning` is whether the process that wrote it still
     /// runs (`AgentState.writtenByRunningAgent`).
-    public func evaluate(_ state: AgentState, agentRunning: Bool) -> Outcome {
+    package func evaluate(_ state: AgentState, agentRunning: Bool) -> Outcome {
         if state.stopped {
             return .missing("the agent stopped (pid \(state.pid) wrote its final state)")
         }
@@ -85,7 +85,7 @@ extension AgentState {
     /// Whether the agent that wrote this state still runs: it has not written its
     /// final `stopped` state and its process exists (`processExists` asks the system;
     /// `uplinkd status` and `wait-online` share this rule).
-    public func writtenByRunningAgent(processExists: (Int) -> Bool) -> Bool {
+    package func writtenByRunningAgent(processExists: (Int) -> Bool) -> Bool {
         !stopped && pid > 0 && processExists(pid)
     }
 }

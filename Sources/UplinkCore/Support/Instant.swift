@@ -1,15 +1,15 @@
 /// A moment as the agent sees it: monotonic time for every decision, wall-clock time
 /// only to tell people when something happened.
-public struct Instant: Sendable, Equatable {
-    public var monotonicMilliseconds: Int
-    public var wallSeconds: Int
+package struct Instant: Sendable, Equatable {
+    package var monotonicMilliseconds: Int
+    package var wallSeconds: Int
 
-    public init(monotonicMilliseconds: Int, wallSeconds: Int) {
+    package init(monotonicMilliseconds: Int, wallSeconds: Int) {
         self.monotonicMilliseconds = monotonicMilliseconds
         self.wallSeconds = wallSeconds
     }
 
-    public func adding(milliseconds: Int) -> Instant {
+    package func adding(milliseconds: Int) -> Instant {
         Instant(monotonicMilliseconds: monotonicMilliseconds + milliseconds,
                 wallSeconds: wallSeconds + milliseconds / 1_000)
     }

@@ -2,17 +2,17 @@
 /// (the captive-portal API's `application/captive+json`). Numbers are kept as their
 /// integer part; nesting deeper than `maximumDepth` is refused, so hostile input
 /// cannot exhaust the stack.
-public enum JSONReader {
-    public static let maximumDepth = 32
+package enum JSONReader {
+    package static let maximumDepth = 32
 
     /// What is wrong with a document, and at which byte.
-    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
-        public let offset: Int
-        public let message: String
-        public var description: String { "invalid JSON at byte \(offset): \(message)" }
+    package struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        package let offset: Int
+        package let message: String
+        package var description: String { "invalid JSON at byte \(offset): \(message)" }
     }
 
-    public static func parse(_ bytes: [UInt8]) throws(ParseError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8]) throws(ParseError) -> JSONValue {
         var reader = Cursor(bytes: bytes)
         let value = try reader.value(depth: 0)
         reader.skipWhitespace()
@@ -177,7 +177,7 @@ public enum JSONReader {
 
 extension JSONValue {
     /// The member `key` of an object (the last one, if repeated), else nil.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.last { $0.0 == key }?.1
     }

@@ -13,7 +13,7 @@ public enum JSONValue: Sendable, Equatable {
 
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.serialized() == rhs.serialized() }
 
-    public static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
+    package static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
 
     public func serialized() -> String {
         var output = ""

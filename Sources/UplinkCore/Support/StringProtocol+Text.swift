@@ -2,7 +2,7 @@
 /// and Foundation (which has some) is not linked.
 extension StringProtocol {
     /// The text without leading and trailing spaces, tabs, CR and LF.
-    public var trimmingWhitespace: String {
+    package var trimmingWhitespace: String {
         // "\r\n" is a single Character in Swift, equal to neither "\r" nor "\n".
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
         guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
@@ -14,7 +14,7 @@ extension StringProtocol {
 extension String {
     /// The string with control and non-ASCII characters escaped, for error messages
     /// that quote untrusted input.
-    public var printableEscaped: String {
+    package var printableEscaped: String {
         var result = ""
         for scalar in unicodeScalars {
             if scalar.value >= 0x20 && scalar.value < 0x7f {
@@ -28,7 +28,7 @@ extension String {
 
     /// Control characters replaced, so text from a child process or the network
     /// cannot forge log lines.
-    public var printableForLog: String {
+    package var printableForLog: String {
         String(unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : Character($0) })
     }
 

@@ -1,4 +1,4 @@
 /// The version reported by `uplinkd --version` and in the probe User-Agent.
-public enum UplinkVersion {
-    public static let string = "0.3.0"
+package enum UplinkVersion {
+    package static let string = "0.3.0"
 }

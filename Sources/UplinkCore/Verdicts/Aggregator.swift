@@ -1,9 +1,9 @@
 /// Turns one round of probe judgements into a verdict.
-public enum Aggregator {
+package enum Aggregator {
     /// `online` when the share of valid probes reaches `thresholdPercent`; else `captive`
     /// when any probe saw a portal (the first one in probe order names it); else
     /// `limited` with the most frequent failure reason (ties: first in probe order).
-    public static func assess(_ classes: [ProbeClass], thresholdPercent: Int) -> Assessment {
+    package static func assess(_ classes: [ProbeClass], thresholdPercent: Int) -> Assessment {
         guard !classes.isEmpty else { return Assessment(.unknown, reason: .noProbes) }
         let successes = classes.filter { $0 == .valid }.count
         if successes > 0 && successes * 100 >= thresholdPercent * classes.count {
@@ -28,7 +28,7 @@ public enum Aggregator {
     }
 
     /// The uplink's verdict is the best of its families.
-    public static func best(of families: [AddressFamily: Assessment]) -> Assessment? {
+    package static func best(of families: [AddressFamily: Assessment]) -> Assessment? {
         // Deterministic tie-break: IPv4 before IPv6 when both give the same verdict.
         var best: Assessment?
         for family in AddressFamily.allCases {

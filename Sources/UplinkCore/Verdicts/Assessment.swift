@@ -5,9 +5,9 @@ public struct Assessment: Sendable, Equatable {
     public var portalURL: String?
     /// The portal URL is the LoginURL of a WISPr block the portal served: a WISPr
     /// login may post credentials there (never to a URL from a redirect or a page).
-    public var portalIsWISPrLogin = false
+    package var portalIsWISPrLogin = false
 
-    public init(_ verdict: Verdict, reason: Reason, portalURL: String? = nil) {
+    package init(_ verdict: Verdict, reason: Reason, portalURL: String? = nil) {
         self.verdict = verdict
         self.reason = reason
         self.portalURL = portalURL

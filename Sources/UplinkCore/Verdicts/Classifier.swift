@@ -1,5 +1,5 @@
 /// The judgement on a single probe.
-public enum ProbeClass: Sendable, Equatable {
+package enum ProbeClass: Sendable, Equatable {
     /// The answer was exactly what the probe expects.
     case valid
     /// Something answered in place of the internet.
@@ -7,7 +7,7 @@ public enum ProbeClass: Sendable, Equatable {
     /// The link carried the request but the internet did not answer properly.
     case broken(reason: Reason)
 
-    public var reason: Reason {
+    package var reason: Reason {
         switch self {
         case .valid: return .validated
         case .portal(let reason, _): return reason
@@ -17,12 +17,12 @@ public enum ProbeClass: Sendable, Equatable {
 }
 
 /// Classifies one probe's outcome by the rules of the design's verdict table.
-public enum Classifier {
+package enum Classifier {
     /// A 2xx body no longer than this, where an empty 204 was expected, is a proxy's
     /// invention (for example "OK"), not a login page.
-    public static let tinyBodyBytes = 64
+    package static let tinyBodyBytes = 64
 
-    public static func classify(_ outcome: ProbeOutcome, for probe: ProbeSpec) -> ProbeClass {
+    package static func classify(_ outcome: ProbeOutcome, for probe: ProbeSpec) -> ProbeClass {
         switch outcome {
         case .failure(let failure):
             return .broken(reason: failure.reason)
@@ -91,13 +91,13 @@ public enum Classifier {
     }
 
     /// Whether a response meets every check of an expectation.
-    public static func isValid(_ response: ProbeResponse, for expectation: Expectation) -> Bool {
+    package static func isValid(_ response: ProbeResponse, for expectation: Expectation) -> Bool {
         validate(response, for: expectation) == .valid
     }
 
     /// What the checks of an expectation say about a response. The cheap checks come
     /// first, so a body they already refuse is never searched with the pattern.
-    public static func validate(_ response: ProbeResponse, for expectation: Expectation) -> Validation {
+    package static func validate(_ response: ProbeResponse, for expectation: Expectation) -> Validation {
         guard response.status == expectation.status else { return .invalid }
         if expectation.expectsEmptyBody && !response.body.isEmpty { return .invalid }
         let text = response.bodyText
@@ -117,7 +117,7 @@ public enum Classifier {
     }
 
     /// The result of `validate`.
-    public enum Validation: Sendable, Equatable {
+    package enum Validation: Sendable, Equatable {
         case valid
         case invalid
         /// The body's pattern search stopped at its bound before it could decide.

@@ -2,18 +2,18 @@
 /// flap pass with the plain hold-down, and keep an uplink that flapped twice within a
 /// few minutes from becoming primary for about five to seven minutes; every further
 /// flap while suppressed adds to that, up to `maximumSuppressMilliseconds`.
-public struct DampingSettings: Sendable, Equatable {
+package struct DampingSettings: Sendable, Equatable {
     /// Added each time an uplink leaves `online`; 0 turns damping off.
-    public var penaltyPerFlap = 1_000
-    public var halfLifeMilliseconds = 300_000
+    package var penaltyPerFlap = 1_000
+    package var halfLifeMilliseconds = 300_000
     /// At or above this the uplink is suppressed...
-    public var suppressLimit = 1_500
+    package var suppressLimit = 1_500
     /// ...until its penalty has decayed to this.
-    public var reuseLimit = 750
+    package var reuseLimit = 750
     /// No uplink stays suppressed longer than this after its last flap.
-    public var maximumSuppressMilliseconds = 1_800_000
+    package var maximumSuppressMilliseconds = 1_800_000
 
-    public init() {}
+    package init() {}
 
     /// The penalty that decays to the reuse limit in the maximum suppress time.
     var ceiling: Double {
@@ -27,22 +27,22 @@ public struct DampingSettings: Sendable, Equatable {
 /// halves every half-life, and from the suppress limit on the uplink may not become
 /// primary until the penalty has decayed to the reuse limit. Leaving the primary
 /// role is never damped: a failing uplink is left at once.
-public struct FlapDamping: Sendable, Equatable {
+package struct FlapDamping: Sendable, Equatable {
     private var penaltyAtUpdate: Double = 0
     private var updatedMilliseconds = 0
-    public private(set) var suppressed = false
+    package private(set) var suppressed = false
     /// When suppression last ended (a hold-down runs from then).
-    public private(set) var releasedMilliseconds: Int?
+    package private(set) var releasedMilliseconds: Int?
 
-    public init() {}
+    package init() {}
 
-    public func penalty(at now: Int, settings: DampingSettings) -> Double {
+    package func penalty(at now: Int, settings: DampingSettings) -> Double {
         penaltyAtUpdate * FlapDamping.remaining(afterMilliseconds: now - updatedMilliseconds,
                                                 halfLifeMilliseconds: settings.halfLifeMilliseconds)
     }
 
     /// The uplink left `online`. Returns true when this flap suppressed it.
-    public mutating func flapped(at now: Int, settings: DampingSettings) -> Bool {
+    package mutating func flapped(at now: Int, settings: DampingSettings) -> Bool {
         guard settings.penaltyPerFlap > 0 else { return false }
         penaltyAtUpdate = min(settings.ceiling, penalty(at: now, settings: settings) + Double(settings.penaltyPerFlap))
         updatedMilliseconds = now
@@ -52,7 +52,7 @@ public struct FlapDamping: Sendable, Equatable {
     }
 
     /// Time passed. Returns true when suppression ended.
-    public mutating func update(at now: Int, settings: DampingSettings) -> Bool {
+    package mutating func update(at now: Int, settings: DampingSettings) -> Bool {
         guard suppressed else { return false }
         // The time bound holds even when a reload lowered it below what the penalty
         // needs, so the release time is never in the past while suppressed.
@@ -66,7 +66,7 @@ public struct FlapDamping: Sendable, Equatable {
     }
 
     /// When suppression will end if no flap comes first (to wake up then).
-    public func releaseMilliseconds(settings: DampingSettings) -> Int? {
+    package func releaseMilliseconds(settings: DampingSettings) -> Int? {
         guard suppressed else { return nil }
         // The penalty only falls: bisect for the first millisecond at the reuse limit.
         var low = updatedMilliseconds, high = updatedMilliseconds + settings.maximumSuppressMilliseconds

@@ -64,7 +64,7 @@ public enum Reason: String, Sendable, CaseIterable {
     /// A reason this version does not know, read from a state file a newer version wrote.
     case unrecognized
 
-    public init(token: String) {
+    package init(token: String) {
         self = Reason(rawValue: token) ?? .unrecognized
     }
 

@@ -5,14 +5,14 @@
 /// counts. A dead upstream shows no such life (nothing connects, nothing validates),
 /// so a hard cut is still decided by its first round. Captive evidence and wrong
 /// answers (a proxy's garbage, a refusal) are conclusive and never looked at twice.
-public enum SecondLook {
+package enum SecondLook {
     /// Looks after the first, at most: with 30 % loss each way a round at the
     /// ceilings misses the quorum about one time in ten, two in a row about one in a
     /// hundred, three almost never.
-    public static let maximumLooks = 2
+    package static let maximumLooks = 2
 
     /// Whether a failed round shows life.
-    public static func showsLife(_ report: RoundReport) -> Bool {
+    package static func showsLife(_ report: RoundReport) -> Bool {
         guard report.assessment.verdict == .limited else { return false }
         return report.probes.contains { probe in
             probe.judgement == .valid
@@ -23,7 +23,7 @@ public enum SecondLook {
     /// `later`, with each probe that failed there but validated in `earlier` counted as
     /// validated, and each family judged again. A family whose later verdict is
     /// `captive` keeps it: portal evidence outweighs an earlier success.
-    public static func merged(_ earlier: RoundReport, _ later: RoundReport, thresholdPercent: Int) -> RoundReport {
+    package static func merged(_ earlier: RoundReport, _ later: RoundReport, thresholdPercent: Int) -> RoundReport {
         var result = later
         var probes: [ProbeReport] = []
         var families = later.families

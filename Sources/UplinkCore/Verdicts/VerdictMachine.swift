@@ -8,30 +8,30 @@
 ///   returning takes `successesToReturnOnline` consecutive validated rounds. Light and
 ///   verification rounds never come here: their failure only starts a full round. Between `captive` and
 ///   `limited` the latest round decides.
-public struct VerdictMachine: Sendable, Equatable {
-    public private(set) var assessment = Assessment(.unknown, reason: .starting)
-    public private(set) var families: [AddressFamily: Assessment] = [:]
-    public private(set) var since: Instant
+package struct VerdictMachine: Sendable, Equatable {
+    package private(set) var assessment = Assessment(.unknown, reason: .starting)
+    package private(set) var families: [AddressFamily: Assessment] = [:]
+    package private(set) var since: Instant
     /// The verdict before the current one (`unknown` until the first change).
-    public private(set) var previousVerdict: Verdict = .unknown
-    public private(set) var consecutiveFailures = 0
-    public private(set) var consecutiveSuccesses = 0
+    package private(set) var previousVerdict: Verdict = .unknown
+    package private(set) var consecutiveFailures = 0
+    package private(set) var consecutiveSuccesses = 0
     /// True until a probe round has decided since the last link change.
-    public private(set) var awaitingFirstRound = true
+    package private(set) var awaitingFirstRound = true
 
-    public init(now: Instant) {
+    package init(now: Instant) {
         since = now
     }
 
-    public var verdict: Verdict { assessment.verdict }
+    package var verdict: Verdict { assessment.verdict }
 
     /// An uplink is suspect (probed fast) while a change is pending or undecided.
-    public var isSuspect: Bool {
+    package var isSuspect: Bool {
         awaitingFirstRound || consecutiveFailures > 0 || consecutiveSuccesses > 0
     }
 
     /// Applies the link-level judgement. Returns true when the verdict changed.
-    public mutating func linkChanged(_ link: LinkEvaluator.Result, now: Instant) -> Bool {
+    package mutating func linkChanged(_ link: LinkEvaluator.Result, now: Instant) -> Bool {
         switch link {
         case .down(let reason):
             families = [:]
@@ -50,14 +50,14 @@ public struct VerdictMachine: Sendable, Equatable {
     /// The path under the uplink was built anew while its link stayed up (a recovery
     /// step connected its modem's bearer again): like a link that came back, the
     /// next round decides without hysteresis.
-    public mutating func pathRenewed() {
+    package mutating func pathRenewed() {
         awaitingFirstRound = true
         consecutiveFailures = 0
         consecutiveSuccesses = 0
     }
 
     /// Applies a finished probe round. Returns true when the verdict changed.
-    public mutating func roundFinished(_ round: Assessment, families roundFamilies: [AddressFamily: Assessment],
+    package mutating func roundFinished(_ round: Assessment, families roundFamilies: [AddressFamily: Assessment],
                                        settings: ProbingSettings, now: Instant) -> Bool {
         families = roundFamilies
         if awaitingFirstRound {

@@ -1,10 +1,10 @@
 /// A failure of one of the adapters, with the underlying typed error.
-public enum AdapterError: Error, CustomStringConvertible {
+package enum AdapterError: Error, CustomStringConvertible {
     case system(SystemError)
     case curl(CurlError)
     case netlink(NetlinkError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .system(let error): return "\(error)"
         case .curl(let error): return "\(error)"

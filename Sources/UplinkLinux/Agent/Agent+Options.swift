@@ -2,32 +2,32 @@ import UplinkCore
 
 extension Agent {
     /// How the agent meets the process: signals, state file, hooks.
-    public struct Options {
-        public var stateFileOverride: String?
-        public var hooksDirectoryOverride: String?
+    package struct Options {
+        package var stateFileOverride: String?
+        package var hooksDirectoryOverride: String?
         /// TERM/INT stop and HUP reloads (the daemon); an embedding program keeps its
         /// signals and calls `requestStop`.
-        public var handleSignals = true
+        package var handleSignals = true
         /// Publish the state file (an embedding program may only want the API).
-        public var writeStateFile = true
+        package var writeStateFile = true
         /// Run hooks from the hooks directory.
-        public var runHooks = true
+        package var runHooks = true
         /// Set the process's log threshold from `log-level` (the daemon; an embedding
         /// program keeps its own).
-        public var setsLogLevel = false
+        package var setsLogLevel = false
         /// `--verbose`: the threshold is the more verbose of this and `log-level`.
-        public var logLevelOverride: Log.Level?
+        package var logLevelOverride: Log.Level?
         /// Tell systemd about readiness, status, reloads and the watchdog when it
         /// gave a notification socket (NOTIFY_SOCKET): the daemon only, since the
         /// socket belongs to the service's main process.
-        public var notifySystemd = false
+        package var notifySystemd = false
         /// Look after uplinkd's routing entries: remove leftovers at start and the
         /// entries at a stop (unless `keep-routes-on-stop`), and have the hooks repair
         /// them when someone else changes them. The daemon only: an embedding program
         /// must not remove the routes of the uplinkd running beside it.
-        public var managesRouting = false
+        package var managesRouting = false
 
-        public init(stateFileOverride: String? = nil, hooksDirectoryOverride: String? = nil) {
+        package init(stateFileOverride: String? = nil, hooksDirectoryOverride: String? = nil) {
             self.stateFileOverride = stateFileOverride
             self.hooksDirectoryOverride = hooksDirectoryOverride
         }

@@ -11,8 +11,8 @@ import UplinkCore
 /// their state and timers: `LinkIntake`, `ModemDriver`, `PlanKeeper`,
 /// `RoutingGuardDriver`, `ServiceNotifications` (systemd), `TrafficSampler` (the
 /// primary's counters) and `StateObservers` (the embedding API, MQTT).
-public final class Agent {
-    public let loop: EventLoop
+package final class Agent {
+    package let loop: EventLoop
     let options: Options
     /// Reads the configuration again on HUP; nil when it came from elsewhere.
     private let loader: ConfigurationLoader?
@@ -42,7 +42,7 @@ public final class Agent {
     private lazy var modems = ModemDriver(agent: self)
 
     /// An agent on a loop of its own with the Linux adapters.
-    public convenience init(configuration: Configuration, options: Options,
+    package convenience init(configuration: Configuration, options: Options,
                             loader: ConfigurationLoader?) throws(AdapterError) {
         let loop: EventLoop
         do {
@@ -56,7 +56,7 @@ public final class Agent {
                   adapters: try .linux(loop: loop, configuration: options.applied(to: configuration)))
     }
 
-    public init(configuration: Configuration, options: Options, loader: ConfigurationLoader?,
+    package init(configuration: Configuration, options: Options, loader: ConfigurationLoader?,
                 loop: EventLoop, adapters: AgentAdapters) {
         self.options = options
         self.loader = loader
@@ -74,23 +74,23 @@ public final class Agent {
 
     /// Called on the loop after every change of the published state, with the hook
     /// events of that change.
-    public func observe(_ observer: @escaping (AgentState, [HookEvent]) -> Void) {
+    package func observe(_ observer: @escaping (AgentState, [HookEvent]) -> Void) {
         observers.observe(observer)
     }
 
     /// Called on the loop at a stop, after the final state was written and the hooks
     /// ran, with that state and the stop event; the loop ends when every such
     /// observer called its completion, or after `stopObserverTimeoutMilliseconds`.
-    public func onStop(_ observer: @escaping (AgentState, HookEvent?, @escaping () -> Void) -> Void) {
+    package func onStop(_ observer: @escaping (AgentState, HookEvent?, @escaping () -> Void) -> Void) {
         observers.onStop(observer)
     }
 
     /// Most time the stop waits for its observers.
-    public static let stopObserverTimeoutMilliseconds = 3_000
+    package static let stopObserverTimeoutMilliseconds = 3_000
 
     /// Sets up signals and the link source and takes the first look at the links;
     /// the loop then does the rest (`run`, or a test advancing time).
-    public func start() throws(AdapterError) {
+    package func start() throws(AdapterError) {
         do { try stateWriter?.prepare() } catch { throw .system(error) }
         do {
             if options.handleSignals {
@@ -125,12 +125,12 @@ public final class Agent {
     /// Resets an uplink's data plan: a new cycle from now (the embedding API's
     /// `uplinkd plan --reset`). Call on the loop; false when it has no plan.
     @discardableResult
-    public func resetPlan(_ name: InterfaceName) -> Bool {
+    package func resetPlan(_ name: InterfaceName) -> Bool {
         plans?.reset(name) ?? false
     }
 
     /// Runs until TERM or INT (or `requestStop`); returns after the final state was written.
-    public func run() throws(AdapterError) {
+    package func run() throws(AdapterError) {
         try start()
         do { try loop.run() } catch { throw .system(error) }
         links = nil
@@ -139,18 +139,18 @@ public final class Agent {
     }
 
     /// Asks a running agent to stop as on TERM; safe from any thread.
-    public func requestStop() {
+    package func requestStop() {
         loop.post { [weak self] in self?.stop(reason: "requested") }
     }
 
     /// Runs `work` on the agent's loop (from any thread).
-    public func post(_ work: @escaping () -> Void) {
+    package func post(_ work: @escaping () -> Void) {
         loop.post(work)
     }
 
     /// Stops as on TERM: lets a running hook finish, writes the final state, ends the
     /// loop. Call on the loop.
-    public func stop(reason: String) {
+    package func stop(reason: String) {
         guard life == .running else { return }
         life = .stopping
         service.stopping()
@@ -175,7 +175,7 @@ public final class Agent {
 
     /// Reads the configuration file again (HUP); an invalid one is refused and the
     /// running one kept. Call on the loop.
-    public func reload() {
+    package func reload() {
         guard isRunning else { return }
         guard let loader else { return Log.error("reload refused: this agent was given its configuration, not a file") }
         service.reloading()
@@ -189,7 +189,7 @@ public final class Agent {
 
     /// Takes a new, already validated configuration; verdicts and budgets carry over.
     /// Call on the loop.
-    public func apply(_ fresh: Configuration) {
+    package func apply(_ fresh: Configuration) {
         var updated = options.applied(to: fresh)
         for kept in updated.keepRestartOnlySettings(of: configuration) { Log.kept(kept) }
         configuration = updated

@@ -2,25 +2,25 @@ import UplinkCore
 
 /// The adapters one agent drives, each behind its seam (see AdapterProtocols.swift):
 /// the real ones from `linux(loop:)`, fakes in tests.
-public struct AgentAdapters {
-    public var prober: ProbeSending
-    public var resolver: NameResolving
-    public var hooks: HookSink
-    public var kinds: KindReading
-    public var files: NetworkFileReading
-    public var validator: AnswerValidating
-    public var traffic: TrafficCounting
+package struct AgentAdapters {
+    package var prober: ProbeSending
+    package var resolver: NameResolving
+    package var hooks: HookSink
+    package var kinds: KindReading
+    package var files: NetworkFileReading
+    package var validator: AnswerValidating
+    package var traffic: TrafficCounting
     /// Makes the modem source when the agent starts with `modemmanager = yes`.
-    public var modems: (EventLoop) -> ModemSource? = { _ in nil }
+    package var modems: (EventLoop) -> ModemSource? = { _ in nil }
     /// Makes the link counter source for data plans (nil: no plan is counted).
-    public var counters: (EventLoop) -> LinkCounting? = { _ in nil }
+    package var counters: (EventLoop) -> LinkCounting? = { _ in nil }
     /// Opens the data plans' file at a path (nil: plans are not kept across restarts).
-    public var planStore: (String) -> PlanStore? = { _ in nil }
+    package var planStore: (String) -> PlanStore? = { _ in nil }
     /// Makes the link source when the agent starts: the loop, the netlink receive
     /// buffer size, and where each batch of changes goes.
-    public var links: (EventLoop, Int, @escaping LinkHandler) throws(AdapterError) -> LinkSource
+    package var links: (EventLoop, Int, @escaping LinkHandler) throws(AdapterError) -> LinkSource
 
-    public init(prober: ProbeSending, resolver: NameResolving, hooks: HookSink, kinds: KindReading,
+    package init(prober: ProbeSending, resolver: NameResolving, hooks: HookSink, kinds: KindReading,
                 files: NetworkFileReading, validator: AnswerValidating, traffic: TrafficCounting,
                 links: @escaping (EventLoop, Int, @escaping LinkHandler) throws(AdapterError) -> LinkSource) {
         self.prober = prober
@@ -35,7 +35,7 @@ public struct AgentAdapters {
 
     /// libcurl, c-ares, the hooks directory, sysfs, the host's network files, validator
     /// processes and rtnetlink.
-    public static func linux(loop: EventLoop, configuration: Configuration) throws(AdapterError) -> AgentAdapters {
+    package static func linux(loop: EventLoop, configuration: Configuration) throws(AdapterError) -> AgentAdapters {
         let prober: HTTPProber
         do { prober = try HTTPProber(loop: loop) } catch { throw .curl(error) }
         var adapters = AgentAdapters(

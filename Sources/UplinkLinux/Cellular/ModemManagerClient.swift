@@ -7,8 +7,8 @@ import UplinkCore
 /// is asked to carry out (reconnect the bearer; reset the modem and connect it again).
 /// What it follows is kept as `ModemManagerObjects` and told to the agent as
 /// `ModemFacts`.
-public final class ModemManagerClient: ModemSource {
-    public var onChange: (([ModemFacts]) -> Void)?
+package final class ModemManagerClient: ModemSource {
+    package var onChange: (([ModemFacts]) -> Void)?
     private let loop: EventLoop
     private var bus: SystemBus?
     private var reconnectTimer: EventLoop.TimerID?
@@ -42,7 +42,7 @@ public final class ModemManagerClient: ModemSource {
     private static let root = ModemManagerObjects.root
     private static let service = ModemManagerObjects.service
 
-    public init(loop: EventLoop) {
+    package init(loop: EventLoop) {
         self.loop = loop
     }
 
@@ -50,13 +50,13 @@ public final class ModemManagerClient: ModemSource {
         stop()
     }
 
-    public func start(signalIntervalMilliseconds: Int) {
+    package func start(signalIntervalMilliseconds: Int) {
         self.signalIntervalMilliseconds = signalIntervalMilliseconds
         connect()
     }
 
     /// Leaves the bus for good (a one-shot look is over, or the agent stops).
-    public func stop() {
+    package func stop() {
         if let reconnectTimer { loop.cancel(reconnectTimer) }
         reconnectTimer = nil
         bus?.close()
@@ -257,7 +257,7 @@ public final class ModemManagerClient: ModemSource {
 
     // MARK: recovery steps
 
-    public func reconnect(_ equipmentID: String) {
+    package func reconnect(_ equipmentID: String) {
         guard let path = objects.modemPath(equipmentID: equipmentID) else {
             return Log.warning("modems: reconnect: modem \(equipmentID) is not on ModemManager now")
         }
@@ -273,7 +273,7 @@ public final class ModemManagerClient: ModemSource {
         }
     }
 
-    public func reset(_ equipmentID: String) {
+    package func reset(_ equipmentID: String) {
         guard let path = objects.modemPath(equipmentID: equipmentID) else {
             return Log.warning("modems: reset: modem \(equipmentID) is not on ModemManager now")
         }
@@ -283,7 +283,7 @@ public final class ModemManagerClient: ModemSource {
         call(path, ModemManagerObjects.modemInterface, "Reset", what: "Modem.Reset on modem \(equipmentID)")
     }
 
-    public func setBearer(_ equipmentID: String, connected: Bool) {
+    package func setBearer(_ equipmentID: String, connected: Bool) {
         guard let path = objects.modemPath(equipmentID: equipmentID) else {
             return Log.warning("modems: standby: modem \(equipmentID) is not on ModemManager now")
         }

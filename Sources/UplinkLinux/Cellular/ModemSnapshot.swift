@@ -2,11 +2,11 @@ import UplinkCore
 
 /// One look at ModemManager's modems for a one-shot command (`check`, `links`): the
 /// client's first report, or none when ModemManager does not answer in time.
-public enum ModemSnapshot {
+package enum ModemSnapshot {
     /// Calls `completion` once, on `loop`, with the modems (empty when ModemManager is
     /// not on the bus or does not answer within `timeoutMilliseconds`); the client has
     /// left the bus by then, so the loop can run dry.
-    public static func take(loop: EventLoop, timeoutMilliseconds: Int = 2_000, completion: @escaping ([ModemFacts]) -> Void) {
+    package static func take(loop: EventLoop, timeoutMilliseconds: Int = 2_000, completion: @escaping ([ModemFacts]) -> Void) {
         let client = ModemManagerClient(loop: loop)
         var done = false
         var timer: EventLoop.TimerID?

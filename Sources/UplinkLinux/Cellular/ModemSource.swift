@@ -2,7 +2,7 @@ import UplinkCore
 
 /// ModemManager's modems, followed live: ModemManager over D-Bus, or a fake in tests.
 /// Everything runs on the loop.
-public protocol ModemSource: AnyObject {
+package protocol ModemSource: AnyObject {
     /// Called with every modem after each change; empty while ModemManager is not on
     /// the bus.
     var onChange: (([ModemFacts]) -> Void)? { get set }

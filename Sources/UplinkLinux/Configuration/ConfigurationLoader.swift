@@ -7,7 +7,7 @@ import UplinkCore
 /// keeps one to read the file again on reload (HUP, or the embedding API).
 public struct ConfigurationLoader: Sendable {
     /// The largest configuration file read; anything larger is refused.
-    public static let maximumBytes = 1 << 20
+    package static let maximumBytes = 1 << 20
 
     /// `--config FILE`, or nil for the default path.
     public let explicitPath: String?
@@ -20,14 +20,14 @@ public struct ConfigurationLoader: Sendable {
     public var path: String { explicitPath ?? Configuration.defaultPath }
 
     /// Where drop-in files are looked for: `uplinkd.conf.d` next to `uplinkd.conf`.
-    public var dropInDirectory: String { path + ".d" }
+    package var dropInDirectory: String { path + ".d" }
 
     /// The most drop-in files read; more is surely a mistake (a wrong directory).
-    public static let maximumDropIns = 256
+    package static let maximumDropIns = 256
 
     /// The files read, in the order they apply: the main file (when it exists or was
     /// named) and then each drop-in.
-    public func files() throws(ConfigurationError) -> [String] {
+    package func files() throws(ConfigurationError) -> [String] {
         var files: [String] = []
         if explicitPath != nil || SmallFile.exists(path) { files.append(path) }
         let names: [String]

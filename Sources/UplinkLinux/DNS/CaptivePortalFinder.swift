@@ -6,15 +6,15 @@ import UplinkCore
 /// (dhclient's own and NetworkManager's dhclient-based ones; the newest file naming
 /// the interface with a URI wins). dhclient records option 114 only when told to
 /// (README, "Captive-portal API"). Reads are small and bounded.
-public struct CaptivePortalFinder: Sendable {
-    public var settings: DNSSettings
-    public var networkdLeaseDirectory = "/run/systemd/netif/leases"
+package struct CaptivePortalFinder: Sendable {
+    package var settings: DNSSettings
+    package var networkdLeaseDirectory = "/run/systemd/netif/leases"
 
-    public init(settings: DNSSettings) {
+    package init(settings: DNSSettings) {
         self.settings = settings
     }
 
-    public func uri(for name: InterfaceName, index: Int) -> ProbeURL? {
+    package func uri(for name: InterfaceName, index: Int) -> ProbeURL? {
         if index > 0 {
             for path in ["\(settings.networkdDirectory)/\(index)", "\(networkdLeaseDirectory)/\(index)"] {
                 if let text = SmallFile.read(path, limit: DNSServerFinder.stateFileBytes),

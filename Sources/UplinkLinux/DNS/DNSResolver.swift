@@ -13,13 +13,13 @@ import UplinkCore
 /// argument); the resolver keeps the Lookup in `active` until its channel has been
 /// destroyed, which happens from the loop after the answer, never inside a c-ares
 /// callback (c-ares forbids that).
-public final class DNSResolver: NameResolving {
+package final class DNSResolver: NameResolving {
     private let loop: EventLoop
     private var active: [ObjectIdentifier: Lookup] = [:]
 
     private static let libraryInit: Int32 = ares_library_init(ARES_LIB_INIT_ALL)
 
-    public init(loop: EventLoop) {
+    package init(loop: EventLoop) {
         self.loop = loop
     }
 
@@ -30,7 +30,7 @@ public final class DNSResolver: NameResolving {
     /// Resolves `name` to addresses of `family` through `servers`, asked in order,
     /// over `interface` only (nil: unbound, for a local cache on loopback).
     /// `completion` runs once, on the loop, within about `timeoutMilliseconds`.
-    public func resolve(_ name: String, family: AddressFamily, interface: InterfaceName?, servers: [IPAddress],
+    package func resolve(_ name: String, family: AddressFamily, interface: InterfaceName?, servers: [IPAddress],
                         timeoutMilliseconds: Int,
                         completion: @escaping (DNSLookup) -> Void) {
         guard !servers.isEmpty else {

@@ -5,18 +5,18 @@ import UplinkCore
 /// leave behind, in the documented order (`DNSSource.allCases`): the configuration,
 /// systemd-networkd/resolved, NetworkManager, dhclient, resolvconf, /etc/resolv.conf.
 /// Reads are small and bounded; a missing or malformed file just means "next source".
-public struct DNSServerFinder: Sendable {
-    public var settings: DNSSettings
+package struct DNSServerFinder: Sendable {
+    package var settings: DNSSettings
 
     static let stateFileBytes = 64 * 1_024
 
-    public init(settings: DNSSettings) {
+    package init(settings: DNSSettings) {
         self.settings = settings
     }
 
     /// The servers of one uplink: `configured` (its `[interface NAME] dns`) first,
     /// then the files of the enabled sources, in the documented order.
-    public func servers(for name: InterfaceName, index: Int, configured: [IPAddress]? = nil) -> DNSServers {
+    package func servers(for name: InterfaceName, index: Int, configured: [IPAddress]? = nil) -> DNSServers {
         for source in DNSSource.allCases where settings.sources.contains(source) {
             if let found = lookup(source, name: name.value, index: index, configured: configured), !found.addresses.isEmpty {
                 return found

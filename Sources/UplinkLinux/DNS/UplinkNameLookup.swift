@@ -6,28 +6,28 @@ import UplinkCore
 /// `DNSServerFinder` finds for the uplink (the configured sources, `[interface NAME]
 /// dns` first), asked with `DNSResolver`, every query bound to the uplink. Never the
 /// system resolver: the primary's DNS knows nothing of a backup's portal.
-public struct UplinkNameLookup {
-    public let configuration: Configuration
+package struct UplinkNameLookup {
+    package let configuration: Configuration
 
-    public init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
     }
 
     /// The kernel's index of `interface`, 0 when there is no such interface.
-    public static func index(of interface: InterfaceName) -> Int {
+    package static func index(of interface: InterfaceName) -> Int {
         Int(if_nametoindex(interface.value))
     }
 
     /// The servers a probe round on `interface` would ask now (looked up again on
     /// every call, as a round does: a DHCP renewal may have changed them).
-    public func servers(for interface: InterfaceName, index: Int) -> DNSServers {
+    package func servers(for interface: InterfaceName, index: Int) -> DNSServers {
         DNSServerFinder(settings: configuration.dns)
             .servers(for: interface, index: index, configured: configuration.interfaces[interface]?.dnsServers)
     }
 
     /// Each of `families`' answers for `name` through `servers`, asked in parallel
     /// within the configured `[dns] timeout`, as a probe round asks them.
-    public func resolve(_ name: String, families: [AddressFamily], interface: InterfaceName,
+    package func resolve(_ name: String, families: [AddressFamily], interface: InterfaceName,
                         servers: DNSServers) throws(AdapterError) -> [AddressFamily: Result<DNSAnswer, DNSFailure>] {
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw .system(error) }

@@ -7,23 +7,23 @@ import UplinkCore
 /// directory beats the same name in the vendor one, and a link from there to
 /// /dev/null masks it. uplinkd's own hooks are in neither: they live in
 /// /usr/lib/uplinkd/hooks and run once linked into the admin's directory.
-public struct HookDirectories: Sendable, Equatable {
-    public var directory: String
-    public var vendorDirectory: String
+package struct HookDirectories: Sendable, Equatable {
+    package var directory: String
+    package var vendorDirectory: String
 
-    public init(directory: String, vendorDirectory: String) {
+    package init(directory: String, vendorDirectory: String) {
         self.directory = directory
         self.vendorDirectory = vendorDirectory
     }
 
-    public init(_ policy: AgentPolicy) {
+    package init(_ policy: AgentPolicy) {
         self.init(directory: policy.hooksDirectory, vendorDirectory: policy.vendorHooksDirectory)
     }
 
     /// What will run and what will not: the hooks in name order, and a sentence for
     /// each entry left out for a reason an admin should hear (`uplinkd config check`
     /// prints them; the runner logs them). Masked hooks are left out silently.
-    public func survey() -> (hooks: [String], problems: [String]) {
+    package func survey() -> (hooks: [String], problems: [String]) {
         var problems: [String] = []
         var chosen: [String: String] = [:]
         // The vendor directory first, so that the admin's entries replace its ones.
@@ -71,7 +71,7 @@ public struct HookDirectories: Sendable, Equatable {
     }
 
     /// What `check` says of one entry.
-    public enum Verdict: Equatable, Sendable {
+    package enum Verdict: Equatable, Sendable {
         case runs
         case masked
         case notAFile
@@ -83,7 +83,7 @@ public struct HookDirectories: Sendable, Equatable {
     /// root (or the agent's own user) and be writable by nobody else, and so must the
     /// directory it really lives in (a link may point anywhere). The runner checks
     /// again right before starting each hook.
-    public static func check(_ path: String) -> Verdict {
+    package static func check(_ path: String) -> Verdict {
         var info = stat()
         guard stat(path, &info) == 0 else {
             // A dangling link: an enabled hook whose package is gone.

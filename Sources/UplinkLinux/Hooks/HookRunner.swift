@@ -5,10 +5,10 @@ import UplinkCore
 /// at a time, never through a shell, the facts in the environment, each with a time
 /// limit (TERM, then KILL), output logged under the hook's name. A hook that is not
 /// executable, fails or times out is logged and skipped; it never stops the agent.
-public final class HookRunner: HookSink {
+package final class HookRunner: HookSink {
     private let loop: EventLoop
-    public private(set) var directories: HookDirectories
-    public private(set) var timeoutMilliseconds: Int
+    package private(set) var directories: HookDirectories
+    package private(set) var timeoutMilliseconds: Int
     private var queue = HookQueue()
     /// The event being handled and the hooks still to run for it.
     private var current: (event: HookEvent, remaining: [String])?
@@ -17,23 +17,23 @@ public final class HookRunner: HookSink {
     /// Draining for a stop: nothing more is taken but the final event.
     private var draining = false
     /// Called on the loop when every hook of an event has run.
-    public var onEventFinished: ((HookEvent) -> Void)?
+    package var onEventFinished: ((HookEvent) -> Void)?
 
-    public init(loop: EventLoop, directories: HookDirectories, timeoutMilliseconds: Int) {
+    package init(loop: EventLoop, directories: HookDirectories, timeoutMilliseconds: Int) {
         self.loop = loop
         self.directories = directories
         self.timeoutMilliseconds = timeoutMilliseconds
     }
 
-    public func reconfigure(directories: HookDirectories, timeoutMilliseconds: Int) {
+    package func reconfigure(directories: HookDirectories, timeoutMilliseconds: Int) {
         self.directories = directories
         self.timeoutMilliseconds = timeoutMilliseconds
         reportedProblems = []  // a reload says again what still will not run
     }
 
-    public var pendingEvents: Int { queue.pending.count + (current == nil ? 0 : 1) }
+    package var pendingEvents: Int { queue.pending.count + (current == nil ? 0 : 1) }
 
-    public func enqueue(_ event: HookEvent) {
+    package func enqueue(_ event: HookEvent) {
         guard !draining else { return }
         queue.enqueue(event)
         startNext()
@@ -41,7 +41,7 @@ public final class HookRunner: HookSink {
 
     /// Stops taking events: queued ones are dropped, a running hook may finish within
     /// its limit, the hooks run for `finalEvent`, then `completion` runs.
-    public func drain(finalEvent: HookEvent?, then completion: @escaping () -> Void) {
+    package func drain(finalEvent: HookEvent?, then completion: @escaping () -> Void) {
         if !queue.isEmpty { Log.info("dropping \(queue.pending.count) queued hook event(s) at shutdown") }
         draining = true
         queue = HookQueue()

@@ -1,7 +1,7 @@
 import UplinkCore
 
 /// Where hook events go: the hook runner, or a recorder in tests.
-public protocol HookSink: AnyObject {
+package protocol HookSink: AnyObject {
     /// Called on the loop when every hook of an event has run.
     var onEventFinished: ((HookEvent) -> Void)? { get set }
     func enqueue(_ event: HookEvent)

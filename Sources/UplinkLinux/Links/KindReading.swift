@@ -1,6 +1,6 @@
 import UplinkCore
 
 /// Tells an interface's kind (sysfs, or a fake tree in tests).
-public protocol KindReading {
+package protocol KindReading {
     func kind(of name: InterfaceName, configured: InterfaceKind?) -> InterfaceKind
 }

@@ -2,7 +2,7 @@ import UplinkCore
 
 /// The kernel's interfaces, followed live. A source calls the handler it was made
 /// with after each batch of changes.
-public protocol LinkSource: AnyObject {
+package protocol LinkSource: AnyObject {
     var links: [Int: LinkFacts] { get }
     /// uplinkd's own rules and routes (those `settings` owns), from the same live view.
     func routingEntries(_ settings: RoutingSettings) -> (rules: [RoutingRule], routes: [OwnedRoute])
@@ -17,12 +17,12 @@ public protocol LinkSource: AnyObject {
 
 /// A source that knows nothing of rules (a test's fake links): no entries, nothing to do.
 extension LinkSource {
-    public func routingEntries(_ settings: RoutingSettings) -> (rules: [RoutingRule], routes: [OwnedRoute]) { ([], []) }
-    public func watchRouting(_ handler: @escaping () -> Void) {}
-    public func catchUp() {}
-    public func removeRouting(_ settings: RoutingSettings) throws(NetlinkError) -> [String] { [] }
+    package func routingEntries(_ settings: RoutingSettings) -> (rules: [RoutingRule], routes: [OwnedRoute]) { ([], []) }
+    package func watchRouting(_ handler: @escaping () -> Void) {}
+    package func catchUp() {}
+    package func removeRouting(_ settings: RoutingSettings) throws(NetlinkError) -> [String] { [] }
 }
 
 /// Receives each batch of link events, `resynced` true after an overflow re-dump, and
 /// the state after the batch.
-public typealias LinkHandler = (_ events: [LinkEvent], _ resynced: Bool, _ links: [Int: LinkFacts]) -> Void
+package typealias LinkHandler = (_ events: [LinkEvent], _ resynced: Bool, _ links: [Int: LinkFacts]) -> Void

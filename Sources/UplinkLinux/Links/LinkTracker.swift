@@ -14,8 +14,8 @@ import UplinkCore
 /// Ownership: the manager owns its caches; the tracker owns the manager and the sync
 /// socket. libnl's change callback gets an *unretained* pointer to the tracker, valid
 /// because the manager is freed in `deinit` before the tracker goes away.
-public final class LinkTracker: LinkSource {
-    public private(set) var links: [Int: LinkFacts] = [:]
+package final class LinkTracker: LinkSource {
+    package private(set) var links: [Int: LinkFacts] = [:]
 
     private let loop: EventLoop
     private let handler: LinkHandler
@@ -35,7 +35,7 @@ public final class LinkTracker: LinkSource {
     private var rules: OpaquePointer?
     private var routingHandler: (() -> Void)?
 
-    public init(loop: EventLoop, receiveBufferBytes: Int, handler: @escaping LinkHandler) throws(NetlinkError) {
+    package init(loop: EventLoop, receiveBufferBytes: Int, handler: @escaping LinkHandler) throws(NetlinkError) {
         self.loop = loop
         self.handler = handler
         eventSocket = try NetlinkSocket(connect: false)
@@ -182,7 +182,7 @@ public final class LinkTracker: LinkSource {
 
     /// The rules are dumped afresh (libnl's rule cache, which tells of changes, lacks
     /// suppress_prefixlength); the routes come from the live cache.
-    public func routingEntries(_ settings: RoutingSettings) -> (rules: [RoutingRule], routes: [OwnedRoute]) {
+    package func routingEntries(_ settings: RoutingSettings) -> (rules: [RoutingRule], routes: [OwnedRoute]) {
         var rules: [RoutingRule] = []
         do {
             rules = try RuleDump.rules(syncSocket).filter(settings.owns)
@@ -192,17 +192,17 @@ public final class LinkTracker: LinkSource {
         return (rules, RoutingEntries.routes(view.routes, ownedBy: settings))
     }
 
-    public func watchRouting(_ handler: @escaping () -> Void) {
+    package func watchRouting(_ handler: @escaping () -> Void) {
         routingHandler = handler
     }
 
     /// Reads what the kernel already queued: changes a hook just made are in the
     /// caches afterwards.
-    public func catchUp() {
+    package func catchUp() {
         dataReady()
     }
 
-    public func removeRouting(_ settings: RoutingSettings) throws(NetlinkError) -> [String] {
+    package func removeRouting(_ settings: RoutingSettings) throws(NetlinkError) -> [String] {
         try RoutingEntries.remove(ownedBy: settings)
     }
 }

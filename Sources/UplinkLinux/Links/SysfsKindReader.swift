@@ -2,15 +2,15 @@ import UplinkCore
 
 /// Gathers kind evidence for an interface from sysfs. The root is a parameter so tests
 /// can hand it a fake tree.
-public struct SysfsKindReader: KindReading, Sendable {
-    public let classNetPath: String
+package struct SysfsKindReader: KindReading, Sendable {
+    package let classNetPath: String
 
-    public init(classNetPath: String = "/sys/class/net") {
+    package init(classNetPath: String = "/sys/class/net") {
         self.classNetPath = classNetPath
     }
 
     /// Evidence for `name`, or nil when sysfs has no such interface.
-    public func evidence(for name: InterfaceName) -> KindEvidence? {
+    package func evidence(for name: InterfaceName) -> KindEvidence? {
         let base = "\(classNetPath)/\(name.value)"
         guard SmallFile.exists(base) else { return nil }
         var evidence = KindEvidence()
@@ -29,7 +29,7 @@ public struct SysfsKindReader: KindReading, Sendable {
         return evidence
     }
 
-    public func kind(of name: InterfaceName, configured: InterfaceKind?) -> InterfaceKind {
+    package func kind(of name: InterfaceName, configured: InterfaceKind?) -> InterfaceKind {
         KindClassifier.classify(name: name, evidence: evidence(for: name), configured: configured)
     }
 }

@@ -3,7 +3,7 @@ import Glibc
 import UplinkCore
 
 /// Reads uplinks' 64-bit link statistics for their data plans.
-public protocol LinkCounting: AnyObject {
+package protocol LinkCounting: AnyObject {
     /// The counters of these interfaces now (those that exist).
     func readings(of names: Set<InterfaceName>) -> [InterfaceName: CounterReading]
     /// Called on the loop with a device's last counters when the kernel removes it.
@@ -23,8 +23,8 @@ public protocol LinkCounting: AnyObject {
 /// Ownership: both sockets belong to this object; the listener's callback gets an
 /// unretained pointer to it, valid because the socket (and its callback) is freed
 /// with the object.
-public final class NetlinkLinkCounters: LinkCounting {
-    public var onRemoved: ((InterfaceName, CounterReading) -> Void)?
+package final class NetlinkLinkCounters: LinkCounting {
+    package var onRemoved: ((InterfaceName, CounterReading) -> Void)?
 
     private let loop: EventLoop
     private let dumpSocket: NetlinkSocket
@@ -36,7 +36,7 @@ public final class NetlinkLinkCounters: LinkCounting {
     /// ENOBUFS was logged (once: a lost removal costs at most one reading's bytes).
     private var overflowLogged = false
 
-    public init(loop: EventLoop, bootIDPath: String = "/proc/sys/kernel/random/boot_id") throws(NetlinkError) {
+    package init(loop: EventLoop, bootIDPath: String = "/proc/sys/kernel/random/boot_id") throws(NetlinkError) {
         self.loop = loop
         dumpSocket = try NetlinkSocket()
         listenSocket = try NetlinkSocket()
@@ -72,7 +72,7 @@ public final class NetlinkLinkCounters: LinkCounting {
         return Int32(NL_OK.rawValue)
     }
 
-    public func catchUp() {
+    package func catchUp() {
         // Bounded: each call reads one batch; a flood of link changes is read on the
         // loop's next turns.
         for _ in 0..<64 {
@@ -93,7 +93,7 @@ public final class NetlinkLinkCounters: LinkCounting {
         for (name, reading) in report { onRemoved?(name, reading) }
     }
 
-    public func readings(of names: Set<InterfaceName>) -> [InterfaceName: CounterReading] {
+    package func readings(of names: Set<InterfaceName>) -> [InterfaceName: CounterReading] {
         guard !names.isEmpty else { return [:] }
         var readings: [InterfaceName: CounterReading] = [:]
         do {

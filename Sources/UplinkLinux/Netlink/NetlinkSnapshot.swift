@@ -6,11 +6,11 @@ import UplinkCore
 /// and `links`: three dumps, links and addresses into libnl caches (owned here and
 /// freed with the object), default routes raw (`DefaultRouteDump`: libnl's route
 /// cache would lose some, and nothing else of it is read).
-public final class NetlinkSnapshot {
+package final class NetlinkSnapshot {
     /// Every interface, keyed by index.
-    public let links: [Int: LinkFacts]
+    package let links: [Int: LinkFacts]
 
-    public init() throws(NetlinkError) {
+    package init() throws(NetlinkError) {
         let socket = try NetlinkSocket()
         var linkCache: OpaquePointer?, addressCache: OpaquePointer?
         defer {
@@ -27,7 +27,7 @@ public final class NetlinkSnapshot {
     }
 
     /// Facts for one interface, or nil when the kernel has no interface of that name.
-    public func facts(for name: InterfaceName) -> LinkFacts? {
+    package func facts(for name: InterfaceName) -> LinkFacts? {
         links.values.first { $0.name == name }
     }
 }

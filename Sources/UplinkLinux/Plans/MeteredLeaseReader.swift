@@ -5,14 +5,14 @@ import UplinkCore
 /// of a gateway keep: ISC dhclient's (also NetworkManager's dhclient-based ones) and
 /// systemd-networkd's. NetworkManager's own client and busybox udhcpc keep no option
 /// 43 on disk: set `metered = yes` for such uplinks. Reads are small and bounded.
-public struct MeteredLeaseReader: Sendable {
+package struct MeteredLeaseReader: Sendable {
     /// systemd-networkd's lease files, by interface index (fixed by networkd).
-    public var networkdLeaseDirectory = "/run/systemd/netif/leases"
+    package var networkdLeaseDirectory = "/run/systemd/netif/leases"
 
-    public init() {}
+    package init() {}
 
     /// `settings` names the dhclient and NetworkManager lease directories (`[dns]`).
-    public func leaseSaysMetered(_ name: InterfaceName, index: Int, settings: DNSSettings) -> Bool {
+    package func leaseSaysMetered(_ name: InterfaceName, index: Int, settings: DNSSettings) -> Bool {
         if index > 0, let text = SmallFile.read("\(networkdLeaseDirectory)/\(index)", limit: 64 * 1_024),
            MeteredLease.networkd(text) {
             return true

@@ -11,26 +11,26 @@ import UplinkCore
 /// request file beside it (`PATH.reset`, one `reset IFACE` line each) and SIGUSR1; the
 /// agent takes the file by renaming it, so a request written meanwhile waits for the
 /// next signal instead of being lost.
-public final class PlanStore {
-    public let path: String
+package final class PlanStore {
+    package let path: String
     /// Something was read or written: an empty set of plans must be written too.
     private var inUse = false
     private var lastError: String?
     /// A file that could not be read nor set aside: never replaced.
     private var readOnly = false
 
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
     }
 
-    public var requestPath: String { path + ".reset" }
+    package var requestPath: String { path + ".reset" }
 
     /// Removes temporary files of agents killed mid-write, then reads the plans. A file
     /// that cannot be read as plans (malformed, too large, unreadable) is set aside
     /// (`PATH.bad`, or `PATH.bad.N` when that is taken) with a warning, and counting
     /// starts afresh: never a reason not to run. When it cannot even be set aside, the
     /// store writes nothing, so what it held is never overwritten.
-    public func load() -> [InterfaceName: PlanLedger] {
+    package func load() -> [InterfaceName: PlanLedger] {
         try? AtomicFile.prepare(path, what: "plan file")
         let bytes: [UInt8]
         do {
@@ -64,7 +64,7 @@ public final class PlanStore {
 
     /// Writes the plans (nothing when there never were any). Errors are logged once
     /// (again only when they change) and the agent runs on.
-    public func save(_ ledgers: [InterfaceName: PlanLedger], wallSeconds: Int) {
+    package func save(_ ledgers: [InterfaceName: PlanLedger], wallSeconds: Int) {
         guard inUse || !ledgers.isEmpty else { return }
         do {
             try write(ledgers, wallSeconds: wallSeconds)
@@ -77,7 +77,7 @@ public final class PlanStore {
     }
 
     /// Replaces the file with these plans.
-    public func write(_ ledgers: [InterfaceName: PlanLedger], wallSeconds: Int) throws(SystemError) {
+    package func write(_ ledgers: [InterfaceName: PlanLedger], wallSeconds: Int) throws(SystemError) {
         // The file there could not be read nor set aside: what it holds is kept.
         if readOnly { throw SystemError("not replacing \(path), which could not be read", errno: EPERM) }
         try AtomicFile.replace(path, with: PlanFileFormat.encode(ledgers, writtenWallSeconds: wallSeconds))
@@ -85,7 +85,7 @@ public final class PlanStore {
     }
 
     /// The resets asked for since the last call (their interfaces, in order).
-    public func takeRequests() -> [InterfaceName] {
+    package func takeRequests() -> [InterfaceName] {
         let taken = "\(requestPath).taking.\(getpid())"
         guard rename(requestPath, taken) == 0 else { return [] }
         defer { unlink(taken) }
@@ -98,7 +98,7 @@ public final class PlanStore {
     }
 
     /// Appends a reset request for `name` (the command line's side).
-    public static func request(reset name: InterfaceName, at requestPath: String) throws(SystemError) {
+    package static func request(reset name: InterfaceName, at requestPath: String) throws(SystemError) {
         let (directory, _) = AtomicFile.split(requestPath)
         try AtomicFile.makeDirectory(directory)
         let file = try FileDescriptor.open(requestPath, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, mode: 0o600)
@@ -109,7 +109,7 @@ public final class PlanStore {
 
 extension LocalTime {
     /// The system's local time (TZ, else /etc/localtime), as the C library knows it.
-    public static var system: LocalTime {
+    package static var system: LocalTime {
         tzset()
         return LocalTime { epochSeconds in
             var time = time_t(epochSeconds)

@@ -2,6 +2,6 @@ import UplinkCore
 
 /// Runs a probe's external validator on its HTTP answer. `completion` runs exactly
 /// once, on the loop, with `validatorAccepted` set when there was one to run.
-public protocol AnswerValidating: AnyObject {
+package protocol AnswerValidating: AnyObject {
     func validate(_ result: ProbeResult, timeoutMilliseconds: Int, completion: @escaping (ProbeResult) -> Void)
 }

@@ -2,9 +2,9 @@ import CCurl
 
 /// A libcurl failure outside a transfer (setting an option, adding a handle): the
 /// CURLcode or CURLMcode and libcurl's sentence.
-public struct CurlError: Error, Sendable, CustomStringConvertible {
-    public let code: Int
-    public let message: String
+package struct CurlError: Error, Sendable, CustomStringConvertible {
+    package let code: Int
+    package let message: String
 
     init(easy code: CURLcode, _ context: String) {
         self.code = Int(code.rawValue)
@@ -16,5 +16,5 @@ public struct CurlError: Error, Sendable, CustomStringConvertible {
         message = "\(context): \(String(cString: curl_multi_strerror(code)))"
     }
 
-    public var description: String { "\(message) (curl code \(code))" }
+    package var description: String { "\(message) (curl code \(code))" }
 }

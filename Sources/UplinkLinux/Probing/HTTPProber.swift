@@ -18,7 +18,7 @@ import UplinkCore
 /// multi handle (with any connection libcurl still holds) is cleaned up in `deinit`.
 /// Sockets are opened and closed by the prober so their TCP_INFO can be read before
 /// the close: the bytes counted are the ones on the wire.
-public final class HTTPProber: ProbeSending {
+package final class HTTPProber: ProbeSending {
     private let loop: EventLoop
     private let multi: UnsafeMutableRawPointer
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -36,7 +36,7 @@ public final class HTTPProber: ProbeSending {
     /// API). Setting TLS up in full (OpenSSL's configuration file, every cipher and
     /// digest name, its error strings) costs a one-shot `check` about 0.6 ms and
     /// 1.2 MiB; one whose probes and API are all plain HTTP skips it.
-    public enum TLS: Sendable {
+    package enum TLS: Sendable {
         case available
         /// Plain HTTP only: an https request is refused before libcurl sees it.
         case notNeeded
@@ -47,9 +47,9 @@ public final class HTTPProber: ProbeSending {
     nonisolated(unsafe) private static var processTLS: TLS?
 
     /// TLS as this process set it up.
-    public let tls: TLS
+    package let tls: TLS
 
-    public init(loop: EventLoop, tls: TLS = .available) throws(CurlError) {
+    package init(loop: EventLoop, tls: TLS = .available) throws(CurlError) {
         if HTTPProber.processTLS == nil {
             let code = uplinkd_global_init(tls == .available ? 1 : 0)
             guard code == CURLE_OK else { throw CurlError(easy: code, "curl_global_init") }
@@ -86,7 +86,7 @@ public final class HTTPProber: ProbeSending {
 
     /// Sends one probe; `completion` runs on the loop when it ends, whatever the
     /// outcome. A probe libcurl refuses to start is reported as a failed probe.
-    public func send(_ request: ProbeRequest, settings: ProbeSettings, completion: @escaping (ProbeResult) -> Void) {
+    package func send(_ request: ProbeRequest, settings: ProbeSettings, completion: @escaping (ProbeResult) -> Void) {
         do {
             try start(request, settings: settings, completion: completion)
         } catch {

@@ -4,16 +4,16 @@ import UplinkCore
 /// the loop, beside the hooks and the same way: no shell, the body on stdin, the facts
 /// in the environment, `ChildProcess.searchPath` as PATH, a time limit. Exit 0 means
 /// the answer is valid.
-public final class ValidatorRunner: AnswerValidating {
+package final class ValidatorRunner: AnswerValidating {
     private let loop: EventLoop
 
-    public init(loop: EventLoop) {
+    package init(loop: EventLoop) {
         self.loop = loop
     }
 
     /// Passes `result` through, with `validatorAccepted` set when the probe has a
     /// validator and an HTTP answer came back. `completion` runs once, on the loop.
-    public func validate(_ result: ProbeResult, timeoutMilliseconds: Int, completion: @escaping (ProbeResult) -> Void) {
+    package func validate(_ result: ProbeResult, timeoutMilliseconds: Int, completion: @escaping (ProbeResult) -> Void) {
         let loop = self.loop
         guard let command = result.request.probe.expectation.validator,
               case .response(var response) = result.outcome else {

@@ -7,7 +7,7 @@ import UplinkCore
 /// A broker that is away costs the agent nothing but a timer: every call here is
 /// non-blocking, and a failure is logged (once until it changes) and retried with
 /// `ReconnectBackoff`.
-public final class MQTTBridge {
+package final class MQTTBridge {
     private let loop: EventLoop
     private let broker: MQTTBroker
     private var session: MQTTSession
@@ -29,12 +29,12 @@ public final class MQTTBridge {
     private let interfaceOfAddress: (IPAddress) -> String?
 
     /// Most time the goodbye at stop may take (the agent's stop waits for it).
-    public static let stopTimeoutMilliseconds = 2_000
+    package static let stopTimeoutMilliseconds = 2_000
 
     /// Reads the credentials (checked: mode 0600, owner), finds the node id, sets up
     /// the client and its first connect. Errors are the configuration's: the agent
     /// should refuse to start.
-    public static func attach(to agent: Agent, settings: MQTTSettings,
+    package static func attach(to agent: Agent, settings: MQTTSettings,
                               machineIDPath: String = "/etc/machine-id") throws(MQTTError) -> MQTTBridge? {
         guard let broker = settings.broker else { return nil }
         let nodeID: String

@@ -2,7 +2,7 @@ import CMosquitto
 import Glibc
 
 /// libmosquitto's return codes (`enum mosq_err_t`), turned into Swift at the edge.
-public enum MosquittoCode: Int, Sendable {
+package enum MosquittoCode: Int, Sendable {
     case connectionPending = -1
     case success = 0
     case noMemory = 1
@@ -38,10 +38,10 @@ public enum MosquittoCode: Int, Sendable {
 
 /// A libmosquitto failure: the code, its number and a sentence (libmosquitto's own,
 /// with what uplinkd was doing). Never carries the credentials.
-public struct MQTTError: Error, Sendable, CustomStringConvertible {
-    public let code: MosquittoCode
-    public let rawCode: Int
-    public let message: String
+package struct MQTTError: Error, Sendable, CustomStringConvertible {
+    package let code: MosquittoCode
+    package let rawCode: Int
+    package let message: String
 
     init(_ raw: Int32, _ context: String) {
         code = MosquittoCode(raw)
@@ -61,5 +61,5 @@ public struct MQTTError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String { "\(message) (mosquitto code \(rawCode))" }
+    package var description: String { "\(message) (mosquitto code \(rawCode))" }
 }

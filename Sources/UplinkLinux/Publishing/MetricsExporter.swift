@@ -8,7 +8,7 @@ import UplinkCore
 /// reload that moves it takes effect at the next one; the file at the old path is
 /// removed (left there it would be exported, stale, for ever). A failure is logged
 /// once per distinct error and never stops the agent: the next change tries again.
-public final class MetricsExporter {
+package final class MetricsExporter {
     private var counters = MetricCounters()
     /// What the file at `path` says, to skip writes that would change nothing but
     /// the write time.
@@ -20,13 +20,13 @@ public final class MetricsExporter {
     /// When the file was last written (monotonic).
     private var writtenMilliseconds: Int?
 
-    public init() {}
+    package init() {}
 
     /// Counts `events` (the hook events of this change of the state) and
     /// `probeBytes` (per uplink since start), then writes the file at `path` if
     /// anything it shows changed. Nil `path`: no export (and a file written earlier is
     /// removed).
-    public func publish(_ state: AgentState, events: [HookEvent], probeBytes: [InterfaceName: Int],
+    package func publish(_ state: AgentState, events: [HookEvent], probeBytes: [InterfaceName: Int],
                         hookEventsPending: Int = 0, nowMilliseconds: Int = 0, to path: String?) {
         counters.count(events)
         counters.probeBytes = probeBytes
@@ -68,5 +68,5 @@ public final class MetricsExporter {
     }
 
     /// Least time between rewrites for a change of probe bytes alone.
-    public static let bytesOnlyIntervalMilliseconds = 60_000
+    package static let bytesOnlyIntervalMilliseconds = 60_000
 }

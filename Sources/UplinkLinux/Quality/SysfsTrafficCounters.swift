@@ -2,7 +2,7 @@ import Glibc
 import UplinkCore
 
 /// Reads an interface's packet counters (what leaves and what comes back).
-public protocol TrafficCounting: AnyObject {
+package protocol TrafficCounting: AnyObject {
     /// Received and transmitted packets since the device appeared; nil when unreadable.
     func packets(of name: InterfaceName) -> (received: UInt64, transmitted: UInt64)?
 }
@@ -10,15 +10,15 @@ public protocol TrafficCounting: AnyObject {
 /// The counters from sysfs (`statistics/rx_packets`, `tx_packets`), kept open and
 /// re-read with pread at offset 0 (sysfs renders a fresh value each time), so a sample
 /// costs two system calls. Reopened when the interface changes or a read fails.
-public final class SysfsTrafficCounters: TrafficCounting {
+package final class SysfsTrafficCounters: TrafficCounting {
     private let classNetPath: String
     private var open: (name: InterfaceName, received: FileDescriptor, transmitted: FileDescriptor)?
 
-    public init(classNetPath: String = "/sys/class/net") {
+    package init(classNetPath: String = "/sys/class/net") {
         self.classNetPath = classNetPath
     }
 
-    public func packets(of name: InterfaceName) -> (received: UInt64, transmitted: UInt64)? {
+    package func packets(of name: InterfaceName) -> (received: UInt64, transmitted: UInt64)? {
         if open?.name != name {
             let base = "\(classNetPath)/\(name.value)/statistics"
             guard let received = try? FileDescriptor.open("\(base)/rx_packets", O_RDONLY),

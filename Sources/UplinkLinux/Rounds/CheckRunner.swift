@@ -2,16 +2,16 @@ import UplinkCore
 
 /// Runs `uplinkd check`: reads link facts once, then runs one round per named
 /// interface, all in parallel on one loop, with the same round runner as the agent.
-public final class CheckRunner {
-    public let configuration: Configuration
-    public let kindReader: KindReading
+package final class CheckRunner {
+    package let configuration: Configuration
+    package let kindReader: KindReading
 
-    public init(configuration: Configuration, kindReader: KindReading = SysfsKindReader()) {
+    package init(configuration: Configuration, kindReader: KindReading = SysfsKindReader()) {
         self.configuration = configuration
         self.kindReader = kindReader
     }
 
-    public func run(_ interfaces: [InterfaceName]) throws(AdapterError) -> [RoundReport] {
+    package func run(_ interfaces: [InterfaceName]) throws(AdapterError) -> [RoundReport] {
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw .system(error) }
         let started = loop.nowMilliseconds

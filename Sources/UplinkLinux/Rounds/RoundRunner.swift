@@ -7,14 +7,14 @@ import UplinkCore
 /// judgement (what a lookup's answer means, what the API said, the known answer, the
 /// verdict) is the core's: `NameAnswer`, `CaptivePortalCheck`, `KnownAnswerResult`,
 /// `RoundJudge`.
-public final class RoundRunner {
+package final class RoundRunner {
     private let loop: EventLoop
     private let prober: ProbeSending
     private let resolver: NameResolving
     private let files: NetworkFileReading
     private let validator: AnswerValidating
 
-    public init(loop: EventLoop, prober: ProbeSending, resolver: NameResolving, files: NetworkFileReading,
+    package init(loop: EventLoop, prober: ProbeSending, resolver: NameResolving, files: NetworkFileReading,
                 validator: AnswerValidating) {
         self.loop = loop
         self.prober = prober
@@ -25,7 +25,7 @@ public final class RoundRunner {
 
     /// Runs the round `plan` describes. `completion` gets the report exactly once, on
     /// the loop; its elapsed time counts from `startedMilliseconds` (default: now).
-    public func run(_ plan: RoundPlan, startedMilliseconds: Int? = nil, completion: @escaping (RoundReport) -> Void) {
+    package func run(_ plan: RoundPlan, startedMilliseconds: Int? = nil, completion: @escaping (RoundReport) -> Void) {
         let started = startedMilliseconds ?? loop.nowMilliseconds
         var servers: DNSServers?
         if case .probe = plan.link {

@@ -5,7 +5,7 @@ import UplinkCore
 /// uplinkd's own rules and routes in libnl caches: read them, and delete them (at the
 /// agent's start and stop, and for `uplinkd routes --remove`). The caches belong to
 /// the caller (the live `LinkTracker`, or a one-shot dump here).
-public enum RoutingEntries {
+package enum RoutingEntries {
     /// The routes of a route cache that `settings` owns, one per next hop.
     static func routes(_ cache: OpaquePointer, ownedBy settings: RoutingSettings) -> [OwnedRoute] {
         var routes: [OwnedRoute] = []
@@ -17,7 +17,7 @@ public enum RoutingEntries {
 
     /// Deletes the rules and routes `settings` owns; returns what went. A failure
     /// stops at once (what went before it stays gone).
-    public static func remove(ownedBy settings: RoutingSettings) throws(NetlinkError) -> [String] {
+    package static func remove(ownedBy settings: RoutingSettings) throws(NetlinkError) -> [String] {
         var removed: [String] = []
         // libnl's dump can merge two routes that differ only by interface into one
         // object, and deleting it deletes one of them: dump again until none is left.
@@ -62,7 +62,7 @@ public enum RoutingEntries {
     }
 
     /// The entries `settings` owns, from a one-shot dump.
-    public static func read(ownedBy settings: RoutingSettings) throws(NetlinkError) -> (rules: [RoutingRule], routes: [OwnedRoute]) {
+    package static func read(ownedBy settings: RoutingSettings) throws(NetlinkError) -> (rules: [RoutingRule], routes: [OwnedRoute]) {
         let dump = try Dump()
         return (try RuleDump.rules(dump.socket).filter(settings.owns), routes(dump.routes, ownedBy: settings))
     }

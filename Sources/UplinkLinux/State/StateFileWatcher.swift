@@ -9,8 +9,8 @@ import Glibc
 /// may be removed; the watch is then (re)made on the next wait. Callers re-read the
 /// file after every wait, events or not, so a bounded wait is the fallback when no
 /// watch can be made at all.
-public final class StateFileWatcher {
-    public let path: String
+package final class StateFileWatcher {
+    package let path: String
     private let directory: String
     private let name: String
     /// nil when inotify is unavailable (no instances left): then waits only time out.
@@ -19,7 +19,7 @@ public final class StateFileWatcher {
     private var watchDescriptor: Int32?
     private let time: TimeSource
 
-    public init(path: String, time: TimeSource = SystemTimeSource()) {
+    package init(path: String, time: TimeSource = SystemTimeSource()) {
         self.path = path
         self.time = time
         (directory, name) = AtomicFile.split(path)
@@ -30,12 +30,12 @@ public final class StateFileWatcher {
     }
 
     /// Whether the directory is watched now (for tests).
-    public var isWatching: Bool { watchDescriptor != nil }
+    package var isWatching: Bool { watchDescriptor != nil }
 
     /// Returns when an event names the file (true) or after `milliseconds` (false).
     /// Events about other names in the directory (the agent's temporary files) do not
     /// end the wait.
-    public func wait(milliseconds: Int) -> Bool {
+    package func wait(milliseconds: Int) -> Bool {
         let deadline = time.monotonicMilliseconds + max(0, milliseconds)
         watch()
         while true {

@@ -3,24 +3,24 @@ import UplinkCore
 
 /// Publishes the agent's state file: replaced atomically (`AtomicFile`) and only when
 /// its content changed, in a directory created with mode 0755 if missing.
-public final class StateWriter {
-    public let path: String
+package final class StateWriter {
+    package let path: String
     private var lastWritten: AgentState?
 
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
     }
 
     /// Makes ready to write: refuses a path that is a directory and removes temporary
     /// files of agents that were killed mid-write (`AtomicFile.prepare`).
-    public func prepare() throws(SystemError) {
+    package func prepare() throws(SystemError) {
         try AtomicFile.prepare(path, what: "state file")
     }
 
     /// Writes `state` unless the file already says the same. Errors are returned, not
     /// fatal: the agent keeps running and tries again on the next change.
     @discardableResult
-    public func publish(_ state: AgentState) -> SystemError? {
+    package func publish(_ state: AgentState) -> SystemError? {
         if let lastWritten, lastWritten.sameContent(as: state) { return nil }
         do {
             try AtomicFile.replace(path, with: StateFileFormat.encode(state))

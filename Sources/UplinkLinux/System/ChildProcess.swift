@@ -8,19 +8,19 @@ import Glibc
 ///
 /// Ownership: the loop's watchers hold the only strong references while the child
 /// runs; `completion` runs once, on the loop, after the child was reaped.
-public final class ChildProcess {
-    public struct Termination: Sendable, Equatable {
+package final class ChildProcess {
+    package struct Termination: Sendable, Equatable {
         /// Exit status, or 128 + signal number.
-        public let status: Int32
-        public let timedOut: Bool
+        package let status: Int32
+        package let timedOut: Bool
     }
 
     /// The only PATH children get: their environment is otherwise what the caller
     /// names, never the agent's own.
-    public static let searchPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    package static let searchPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-    public let name: String
-    public let pid: pid_t
+    package let name: String
+    package let pid: pid_t
     private let loop: EventLoop
     private let pidDescriptor: FileDescriptor
     private let output: FileDescriptor
@@ -36,7 +36,7 @@ public final class ChildProcess {
     private var outputBudgetBytes = 1 << 20
 
     /// Starts `arguments[0]` (an absolute path) with exactly `environment`.
-    public init(loop: EventLoop, name: String, arguments: [String], environment: [String], input: [UInt8] = [],
+    package init(loop: EventLoop, name: String, arguments: [String], environment: [String], input: [UInt8] = [],
                 timeoutMilliseconds: Int, killGraceMilliseconds: Int = 5_000,
                 onLine: @escaping (String) -> Void, completion: @escaping (Termination) -> Void) throws(SystemError) {
         self.loop = loop

@@ -7,26 +7,26 @@ import Glibc
 ///
 /// Time comes from a `TimeSource`: the system clocks normally; in tests a manual one,
 /// moved with `advance(byMilliseconds:)`, which fires the timers that came due.
-public final class EventLoop {
+package final class EventLoop {
     /// What a watcher wants to hear about.
-    public struct Interest: OptionSet, Sendable {
-        public let rawValue: UInt32
-        public init(rawValue: UInt32) { self.rawValue = rawValue }
-        public static let readable = Interest(rawValue: EPOLLIN.rawValue)
-        public static let writable = Interest(rawValue: EPOLLOUT.rawValue)
+    package struct Interest: OptionSet, Sendable {
+        package let rawValue: UInt32
+        package init(rawValue: UInt32) { self.rawValue = rawValue }
+        package static let readable = Interest(rawValue: EPOLLIN.rawValue)
+        package static let writable = Interest(rawValue: EPOLLOUT.rawValue)
     }
 
     /// What happened on a descriptor.
-    public struct Readiness: Sendable {
-        public let readable: Bool
-        public let writable: Bool
+    package struct Readiness: Sendable {
+        package let readable: Bool
+        package let writable: Bool
         /// Error or hang-up: the owner should read to learn more, or drop the descriptor.
-        public let failed: Bool
+        package let failed: Bool
     }
 
-    public typealias TimerID = Int
+    package typealias TimerID = Int
 
-    public let time: TimeSource
+    package let time: TimeSource
     private let epoll: FileDescriptor
     private var watchers: [Int32: (Readiness) -> Void] = [:]
     private var timers: [(deadlineNanoseconds: UInt64, id: TimerID, action: () -> Void)] = []
@@ -38,17 +38,17 @@ public final class EventLoop {
     private let inboxLock = Lock()
     private var wake: FileDescriptor?
 
-    public init(time: TimeSource = SystemTimeSource()) throws(SystemError) {
+    package init(time: TimeSource = SystemTimeSource()) throws(SystemError) {
         self.time = time
         epoll = FileDescriptor(owning: try Syscall.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) })
     }
 
     /// Monotonic milliseconds now, as this loop's time source says.
-    public var nowMilliseconds: Int { time.monotonicMilliseconds }
+    package var nowMilliseconds: Int { time.monotonicMilliseconds }
 
     /// Prepares `post` for use from other threads. Call on the loop's thread before
     /// handing the loop to another thread.
-    public func enableCrossThreadPosting() throws(SystemError) {
+    package func enableCrossThreadPosting() throws(SystemError) {
         guard wake == nil else { return }
         let wake = FileDescriptor(owning: try Syscall.call("eventfd") { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) })
         self.wake = wake
@@ -61,7 +61,7 @@ public final class EventLoop {
 
     /// Runs `work` on the loop's thread soon. Safe from any thread once
     /// `enableCrossThreadPosting` was called.
-    public func post(_ work: @escaping () -> Void) {
+    package func post(_ work: @escaping () -> Void) {
         inboxLock.withLock { inbox.append(work) }
         var one: UInt64 = 1
         if let wake { _ = write(wake.rawValue, &one, 8) }
@@ -76,7 +76,7 @@ public final class EventLoop {
     }
 
     /// Starts or changes watching `descriptor`. The handler runs on this loop.
-    public func watch(_ descriptor: Int32, for interest: Interest,
+    package func watch(_ descriptor: Int32, for interest: Interest,
                       handler: @escaping (Readiness) -> Void) throws(SystemError) {
         var event = epoll_event()
         event.events = interest.rawValue
@@ -86,7 +86,7 @@ public final class EventLoop {
         watchers[descriptor] = handler
     }
 
-    public func unwatch(_ descriptor: Int32) {
+    package func unwatch(_ descriptor: Int32) {
         guard watchers.removeValue(forKey: descriptor) != nil else { return }
         // ENOENT/EBADF after the descriptor was closed is harmless: the kernel already
         // dropped it from the epoll set.
@@ -94,7 +94,7 @@ public final class EventLoop {
     }
 
     @discardableResult
-    public func schedule(afterMilliseconds delay: Int, _ action: @escaping () -> Void) -> TimerID {
+    package func schedule(afterMilliseconds delay: Int, _ action: @escaping () -> Void) -> TimerID {
         let id = nextTimerID
         nextTimerID += 1
         let deadline = time.monotonicNanoseconds + UInt64(max(0, delay)) * 1_000_000
@@ -103,18 +103,18 @@ public final class EventLoop {
         return id
     }
 
-    public func cancel(_ id: TimerID) {
+    package func cancel(_ id: TimerID) {
         timers.removeAll { $0.id == id }
     }
 
     /// Asks `run` to return after the current iteration.
-    public func stop() { stopping = true }
+    package func stop() { stopping = true }
 
     /// Whether `stop()` was called since `run` last started.
-    public var isStopping: Bool { stopping }
+    package var isStopping: Bool { stopping }
 
     /// Runs until `stop()` is called, or until nothing is watched or scheduled.
-    public func run() throws(SystemError) {
+    package func run() throws(SystemError) {
         stopping = false
         while !stopping && (!watchers.isEmpty || !timers.isEmpty) {
             try turn(timeoutMilliseconds: millisecondsUntilNextTimer())
@@ -123,7 +123,7 @@ public final class EventLoop {
 
     /// Moves a manual time source forward and runs what came due on the way, in
     /// deadline order, with ready descriptors and posted work: a test's `run`.
-    public func advance(byMilliseconds milliseconds: Int) throws(SystemError) {
+    package func advance(byMilliseconds milliseconds: Int) throws(SystemError) {
         guard let manual = time as? ManualTimeSource else {
             preconditionFailure("advance(byMilliseconds:) needs a ManualTimeSource")
         }

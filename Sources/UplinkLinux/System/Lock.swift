@@ -3,10 +3,10 @@ import Glibc
 /// The one lock of the process, for the few Swift values another thread touches (work
 /// posted to the loop, the embedding API's snapshot); never around C state, which only
 /// the loop's thread uses. The mutex lives on the heap, where its address stays put.
-public final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
-    public init() {
+    package init() {
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
     }
@@ -17,7 +17,7 @@ public final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    public func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()

@@ -4,14 +4,14 @@ import UplinkCore
 
 /// Readable log lines on stderr (journald adds the time). Secrets never reach here:
 /// callers log names and reasons, never header values or credentials.
-public enum Log {
+package enum Log {
     /// The levels of `log-level`, as syslog names them.
-    public typealias Level = LogLevel
+    package typealias Level = LogLevel
 
     /// The least important level written: the command line sets it, and a reload of
     /// `log-level` changes it while other threads may be logging, hence the atomic
     /// (holding the level's syslog priority).
-    public static var threshold: Level {
+    package static var threshold: Level {
         get {
             let priority = thresholdPriority.load(ordering: .relaxed)
             return Level.allCases.first { $0.syslogPriority == priority } ?? .warning
@@ -23,7 +23,7 @@ public enum Log {
     /// Whether stderr is the journal: lines then start with their priority (`<4>`)
     /// instead of `uplinkd: warning:`, so `journalctl -p warning -u uplinkd` works.
     /// Read once, before any thread starts (a static's initialiser runs once).
-    nonisolated(unsafe) public static var toJournal = isJournal(getenv("JOURNAL_STREAM").map { String(cString: $0) },
+    nonisolated(unsafe) package static var toJournal = isJournal(getenv("JOURNAL_STREAM").map { String(cString: $0) },
                                                                  descriptor: STDERR_FILENO)
 
     /// systemd sets JOURNAL_STREAM to "DEVICE:INODE" of the stream it connected; a
@@ -37,11 +37,11 @@ public enum Log {
         return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
     }
 
-    public static func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
-    public static func info(_ message: @autoclosure () -> String) { write(.info, message) }
-    public static func notice(_ message: @autoclosure () -> String) { write(.notice, message) }
-    public static func warning(_ message: @autoclosure () -> String) { write(.warning, message) }
-    public static func error(_ message: @autoclosure () -> String) { write(.error, message) }
+    package static func debug(_ message: @autoclosure () -> String) { write(.debug, message) }
+    package static func info(_ message: @autoclosure () -> String) { write(.info, message) }
+    package static func notice(_ message: @autoclosure () -> String) { write(.notice, message) }
+    package static func warning(_ message: @autoclosure () -> String) { write(.warning, message) }
+    package static func error(_ message: @autoclosure () -> String) { write(.error, message) }
 
     private static func write(_ level: Level, _ message: () -> String) {
         guard level.syslogPriority <= thresholdPriority.load(ordering: .relaxed) else { return }

@@ -5,13 +5,13 @@ import Synchronization
 /// opens files) while it records them: the agent's runtime tests run the agent on
 /// their thread and prove that, behind its adapters' seams, it reads no file of the
 /// host. Costs one atomic load per open when nobody records.
-public enum OpenedPaths {
+package enum OpenedPaths {
     private static let recorders = Atomic<Int>(0)
     private static let lock = Lock()
     nonisolated(unsafe) private static var recorded: [UInt: [String]] = [:]
 
     /// Runs `body` and returns, with its result, the paths this thread opened meanwhile.
-    public static func recording<T>(_ body: () throws -> T) rethrows -> (result: T, paths: [String]) {
+    package static func recording<T>(_ body: () throws -> T) rethrows -> (result: T, paths: [String]) {
         let thread = UInt(pthread_self())
         lock.withLock { recorded[thread] = [] }
         recorders.add(1, ordering: .sequentiallyConsistent)

@@ -3,12 +3,12 @@ import Glibc
 
 /// Delivers signals (TERM, INT, HUP, ...) to the event loop through a signalfd, so a
 /// signal is just another readable descriptor and no handler runs at a random moment.
-public final class SignalSource {
+package final class SignalSource {
     private let loop: EventLoop
     private let descriptor: FileDescriptor
 
     /// Blocks `signals` for the process and calls `handler` on the loop for each.
-    public init(loop: EventLoop, signals: [Int32], handler: @escaping (Int32) -> Void) throws(SystemError) {
+    package init(loop: EventLoop, signals: [Int32], handler: @escaping (Int32) -> Void) throws(SystemError) {
         var set = sigset_t()
         sigemptyset(&set)
         for signal in signals { sigaddset(&set, signal) }

@@ -2,16 +2,16 @@ import Glibc
 
 /// Small, bounded reads of files other programs keep: sysfs, procfs, lease files,
 /// configuration. Every read has a byte limit; nothing here blocks on a FIFO.
-public enum SmallFile {
+package enum SmallFile {
     /// Reads at most `limit` bytes; nil when the file cannot be opened.
-    public static func read(_ path: String, limit: Int = 4_096) -> String? {
+    package static func read(_ path: String, limit: Int = 4_096) -> String? {
         // O_NONBLOCK: a FIFO planted at a configured path must not stall the loop.
         guard let file = try? FileDescriptor.open(path, O_RDONLY | O_NONBLOCK) else { return nil }
         return String(decoding: (try? readBytes(file, limit: limit)) ?? [], as: UTF8.self)
     }
 
     /// The whole file, refusing anything larger than `limit` bytes.
-    public static func readAll(_ path: String, limit: Int) throws(SystemError) -> [UInt8] {
+    package static func readAll(_ path: String, limit: Int) throws(SystemError) -> [UInt8] {
         let file = try FileDescriptor.open(path, O_RDONLY)
         let bytes = try readBytes(file, limit: limit + 1)
         if bytes.count > limit { throw SystemError("read \(path) (larger than \(limit) bytes)", errno: EFBIG) }
@@ -20,7 +20,7 @@ public enum SmallFile {
 
     /// The last `limit` bytes of a file that may be long (a lease file dhclient keeps
     /// appending to); nil when it cannot be opened or is not a regular file.
-    public static func tail(_ path: String, limit: Int) -> String? {
+    package static func tail(_ path: String, limit: Int) -> String? {
         guard let file = try? FileDescriptor.open(path, O_RDONLY | O_NONBLOCK) else { return nil }
         var info = stat()
         guard fstat(file.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
@@ -40,7 +40,7 @@ public enum SmallFile {
     }
 
     /// Modification time in seconds, or nil when the file does not exist.
-    public static func modificationSeconds(_ path: String) -> Int? {
+    package static func modificationSeconds(_ path: String) -> Int? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return Int(info.st_mtim.tv_sec)
@@ -48,7 +48,7 @@ public enum SmallFile {
 
     /// Names in a directory, at most `limit` of them, unsorted: no hidden ones unless
     /// `includingHidden` (never "." and "..").
-    public static func directoryEntries(_ directory: String, limit: Int = 4_096,
+    package static func directoryEntries(_ directory: String, limit: Int = 4_096,
                                         includingHidden: Bool = false) throws(SystemError) -> [String] {
         guard let stream = opendir(directory) else { throw SystemError("reading directory \(directory)") }
         defer { closedir(stream) }
@@ -62,12 +62,12 @@ public enum SmallFile {
         return names
     }
 
-    public static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }
 
     /// The last path component of a symbolic link's target.
-    public static func linkTargetName(_ path: String) -> String? {
+    package static func linkTargetName(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: 4_096)
         let count = readlink(path, &buffer, buffer.count - 1)
         guard count > 0 else { return nil }

@@ -3,10 +3,10 @@ import Glibc
 /// System calls made one way everywhere (after swift-system's `valueOrErrno`): retried
 /// while interrupted (EINTR), and a failure turned into a `SystemError` with errno
 /// captured at once, before any cleanup can change it.
-public enum Syscall {
+package enum Syscall {
     /// Calls `body` until it is not interrupted. A negative result throws.
     @discardableResult
-    public static func call<Result: FixedWidthInteger>(
+    package static func call<Result: FixedWidthInteger>(
         _ operation: @autoclosure () -> String, _ body: () -> Result
     ) throws(SystemError) -> Result {
         while true {
@@ -19,7 +19,7 @@ public enum Syscall {
 
     /// As `call`, for descriptors opened non-blocking: nil when the call would block
     /// (EAGAIN), so callers wait for the loop to say the descriptor is ready.
-    public static func nonblocking<Result: FixedWidthInteger>(
+    package static func nonblocking<Result: FixedWidthInteger>(
         _ operation: @autoclosure () -> String, _ body: () -> Result
     ) throws(SystemError) -> Result? {
         while true {

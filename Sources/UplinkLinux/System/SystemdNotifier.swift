@@ -9,18 +9,18 @@ import Glibc
 /// Without NOTIFY_SOCKET (not started by systemd, or `Type=simple`) every call does
 /// nothing. A failed send is logged once and never stops the agent: systemd will act
 /// on the missing message (a start time-out, a watchdog restart) by itself.
-public final class SystemdNotifier {
+package final class SystemdNotifier {
     private let socketPath: [UInt8]
     private let socket: FileDescriptor?
     /// How often systemd wants `WATCHDOG=1`, in milliseconds (WatchdogSec=), when it
     /// watches this process.
-    public let watchdogMilliseconds: Int?
+    package let watchdogMilliseconds: Int?
     private var lastStatus: String?
     private var reportedFailure = false
 
     /// Reads NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID, then removes them from the
     /// environment so no child (hook, validator) can speak for the agent.
-    public convenience init() {
+    package convenience init() {
         func variable(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
         self.init(socketPath: variable("NOTIFY_SOCKET"), watchdogMicroseconds: variable("WATCHDOG_USEC"),
                   watchdogPID: variable("WATCHDOG_PID"), ownPID: Int(getpid()))
@@ -45,7 +45,7 @@ public final class SystemdNotifier {
     }
 
     /// Whether systemd listens at all.
-    public var isActive: Bool { socket != nil }
+    package var isActive: Bool { socket != nil }
 
     /// WatchdogSec= in milliseconds when it applies to this process: WATCHDOG_PID, when
     /// set, must name us (a variable inherited from a parent is not ours).
@@ -55,14 +55,14 @@ public final class SystemdNotifier {
         return max(1, value / 1_000)
     }
 
-    public func ready(status: String) {
+    package func ready(status: String) {
         let line = SystemdNotifier.oneLine(status)
         send("READY=1\nSTATUS=\(line)")
         lastStatus = line
     }
 
     /// `STATUS=`, sent only when it changed.
-    public func status(_ text: String) {
+    package func status(_ text: String) {
         let line = SystemdNotifier.oneLine(text)
         guard line != lastStatus else { return }
         lastStatus = line
@@ -74,15 +74,15 @@ public final class SystemdNotifier {
         String(text.map { $0.isNewline ? " " : $0 })
     }
 
-    public func watchdog() { send("WATCHDOG=1") }
+    package func watchdog() { send("WATCHDOG=1") }
 
     /// Before a reload; `ready` again after it. MONOTONIC_USEC lets systemd 253 and
     /// later tell this reload from an earlier one (older ones ignore it).
-    public func reloading(monotonicMicroseconds: Int) {
+    package func reloading(monotonicMicroseconds: Int) {
         send("RELOADING=1\nMONOTONIC_USEC=\(monotonicMicroseconds)\nSTATUS=reloading the configuration")
     }
 
-    public func stopping() { send("STOPPING=1\nSTATUS=stopping") }
+    package func stopping() { send("STOPPING=1\nSTATUS=stopping") }
 
     private func send(_ message: String) {
         guard let socket else { return }
