@@ -6,25 +6,30 @@
  *
  * On Linux the static Swift runtime finds argv with a static constructor
  * (CommandLine.cpp, ArgvGrabber) that reads the whole of /proc/self/maps and parses
- * every line with sscanf to find the stack, then walks back from `environ`. With
- * uplinkd's hundred-odd mappings that was about 3 % of a one-shot `check`'s
- * instructions, plus the kernel's work to print the file.
+ * every line with sscanf to find the stack, then walks back from `environ`: a few per
+ * cent of a one-shot `check` (Tests/bench/README.md, "The link").
  *
  * glibc calls the main program's constructors with (argc, argv, envp), so this one
  * keeps them (glibc only: musl calls constructors without arguments). The standard
  * library asks for them through one runtime-internal entry point,
- * `_swift_stdlib_getUnsafeArgvArgc`, which CommandLine.cpp.o alone defines in Swift
- * 6.3's libswiftCore.a; defining it here keeps that archive member, and its
- * constructor, out of the link. Should a later runtime have the standard library
- * call any other symbol of that member (upstream has added the executable path's
- * functions there), the member is linked again and the link fails on the duplicate
- * definition, loudly: then define those too, or drop this file. A debug build links
- * the shared runtime, whose own lookup is internal to it: there this code is never
- * called.
+ * `_swift_stdlib_getUnsafeArgvArgc`, defined in the runtime by CommandLine.cpp.o.
+ *
+ * The definition here is weak, so the linker settles which one runs:
+ * - When nothing else of CommandLine.cpp.o is needed (Swift 6.3's static runtime),
+ *   this definition satisfies the standard library, that archive member and its
+ *   constructor stay out of the link, and this code answers.
+ * - When the runtime needs that member for another symbol (a later runtime whose
+ *   standard library calls more of it, such as the executable path's functions), or
+ *   the runtime is a shared library (debug builds), the runtime's own strong
+ *   definition is used and this code is never called: a slower start, never a
+ *   failed link.
+ * `uplinkd_start_shim_answered` tells which happened (`uplinkd --version` says it);
+ * Tests/integration/test_start_shim.py links all three ways.
  */
 
 static char **saved_argv;
 static int saved_argc;
+static int answered;
 
 __attribute__((constructor)) static void uplinkd_keep_arguments(int argc, char **argv, char **envp) {
     (void)envp;
@@ -32,12 +37,17 @@ __attribute__((constructor)) static void uplinkd_keep_arguments(int argc, char *
     saved_argv = argv;
 }
 
-__attribute__((swiftcall)) char **_swift_stdlib_getUnsafeArgvArgc(int *outArgLen) {
+__attribute__((weak, swiftcall)) char **_swift_stdlib_getUnsafeArgvArgc(int *outArgLen) {
     static char *empty[] = {0};
+    answered = 1;
     if (!saved_argv) {
         *outArgLen = 0;
         return empty;
     }
     *outArgLen = saved_argc;
     return saved_argv;
+}
+
+int uplinkd_start_shim_answered(void) {
+    return answered;
 }
