@@ -27,6 +27,32 @@ import PackageDescription
 //   CStartShim    the Swift runtime's argv from the process's start (the command line's
 //                 only; see start_shim.c).
 //   uplinkd       the command line.
+
+// The link of the executable: what each option is worth, measured, is in
+// Tests/bench/README.md ("The link"). No exported dynamic symbols (nothing loads
+// symbols from this binary); lld with packed relative relocations (DT_RELR); the
+// Swift runtime's C++ from libstdc++.a (packaging/link/libstdc++.so, a linker
+// script found first); GCC's unwinder from libgcc_eh.a.
+var linkFlags = ["-Xlinker", "--no-export-dynamic", "-use-ld=lld",
+                 "-Xclang-linker", "-static-libgcc",
+                 "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                 "-L", "\(Context.packageDirectory)/packaging/link"]
+
+// What only one toolchain can do, chosen here and nowhere else (`uplinkd --version`
+// names the choice): the hot-function order lists the functions one `check` runs as
+// Swift 6.3's runtime and this code name them (profile-hot-functions.py wrote it; the
+// gauge in ordering-gauge.py fails a build that keeps less than 90 % of them), so
+// other toolchains (Debian's swiftlang 6.0) link in the default order. The start
+// shim needs no choice: it is weak, and the runtime's own lookup wins where the shim
+// does not fit (start_shim.c).
+#if compiler(>=6.3)
+let orderedLink = true
+linkFlags += ["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/packaging/link/hot-functions.txt",
+              "-Xlinker", "--no-warn-symbol-ordering"]
+#else
+let orderedLink = false
+#endif
+
 let package = Package(
     name: "uplinkd",
     products: [
@@ -91,35 +117,8 @@ let package = Package(
         .executableTarget(
             name: "uplinkd",
             dependencies: ["UplinkCore", "UplinkLinux", "CStartShim"],
-            // The Swift driver links Linux executables with -export-dynamic: every public
-            // symbol of the core and the adapters would be exported, and so kept by
-            // --gc-sections. Nothing loads symbols from this binary (about 170 KiB saved).
-            // The binary is position-independent, and Swift's metadata holds some 19,000
-            // pointers the loader relocates at every start; as RELA entries (24 bytes
-            // each) they were 450 KiB of the file, read and touched by every run. Packed
-            // (DT_RELR, glibc 2.36+; gold cannot write them, lld from the toolchain
-            // can) they take 3.5 KiB: 480 KiB off the stripped binary, 1.4 MiB off the
-            // resident set of every run.
-            //
-            // packaging/link holds two inputs of the link. `libstdc++.so`, a linker script
-            // found before the system's, links the Swift runtime's few C++ pieces from the
-            // static library (only a static Swift standard library asks for libstdc++):
-            // loading libstdc++.so.6 cost every run about 1 ms and 1.5 MiB. And
-            // `hot-functions.txt`, the functions one `check` runs (profile-hot-functions.py
-            // writes it), placed together: scattered, they kept most of the 5.5 MiB of code
-            // resident through the kernel's mapping around each page touched. (The standard
-            // library's non-generic code is one 1.6 MB section of Swift.o and moves whole.)
-            //
-            // -static-libgcc: the unwinder the runtime's C++ pieces need comes from
-            // libgcc_eh.a; libgcc_s.so.1 cost every run a load and its CPU probe (cpuid,
-            // slow under a hypervisor), about 2 % of a `check` and 0.1 MiB.
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic", "-use-ld=lld",
-                                           "-Xclang-linker", "-static-libgcc",
-                                           "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                                           "-L", "\(Context.packageDirectory)/packaging/link",
-                                           "-Xlinker",
-                                           "--symbol-ordering-file=\(Context.packageDirectory)/packaging/link/hot-functions.txt",
-                                           "-Xlinker", "--no-warn-symbol-ordering"])]
+            swiftSettings: orderedLink ? [.define("UPLINKD_ORDERED_LINK")] : [],
+            linkerSettings: [.unsafeFlags(linkFlags)]
         ),
         // Builders shared by both test targets; not part of any product.
         .target(name: "UplinkTestSupport", dependencies: ["UplinkCore"], path: "Tests/UplinkTestSupport"),

@@ -2,18 +2,18 @@ import Glibc
 import Testing
 import UplinkLinux
 
-/// README's "Code layout" names every target under Sources/ and every file in it with
-/// its concern. Written by hand, it drifted before: files came without a line, and the
-/// prose kept claims the code had outgrown. So the section is held to the tree: each
-/// directory under Sources/ has a "### `Target`" subsection, each file in it (at any
-/// depth) has exactly one "- `path`: concern" line there with its path inside the
-/// target, and a line for a file that is gone fails as well.
+/// README's "Code layout" is the map of Sources/: under a heading naming one or more
+/// targets, one line per top-level folder or file of each (a line may name a pattern
+/// such as `*.c`), and the modules the target's files may import, with what each
+/// folder adds. Written by hand, maps drift: so the section is held to the tree (every
+/// entry present, listed once, nothing listed that is gone) and to the code (no file
+/// imports what its line does not allow).
 @Suite("README code layout")
 struct ReadmeLayoutTests {
-    // Tests/UplinkLinuxTests/ReadmeLayoutTests.swift -> repository root.
+    // Tests/UplinkLinuxTests/Documentation/ReadmeLayoutTests.swift -> repository root.
     private static let root = "/" + String(#filePath).split(separator: "/").dropLast(4).joined(separator: "/")
 
-    @Test func everySourceFileHasExactlyOneLineUnderItsTarget() throws {
+    @Test func theMapMatchesTheTreeAndTheImports() throws {
         let readme = String(decoding: try SmallFile.readAll("\(Self.root)/README.md", limit: 1 << 20), as: UTF8.self)
         let layout = ReadmeLayout(readme: readme)
         #expect(layout.problems == [], "README.md's Code layout could not be read as documented")
@@ -32,12 +32,14 @@ struct ReadmeLayoutTests {
             ## Code layout
             ### `Core`
             The core.
-            - `A.swift`: a.
-            - `B.swift`: b.
-            - `A.swift`: a again.
-            - `Gone.swift`: no longer there.
-            ### `CLib`
+            Imports: `Pattern`.
+            - `Agent/`: the agent.
+            - `Rounds/`: rounds (imports `CCurl`).
+            - `Agent/`: again.
+            - `Gone/`: no longer there.
+            ### `CLib`, `COther`
             - `module.modulemap`, `shim.h`: the library.
+            - `*.c`: sources.
             ### `Ghost`
             - `G.swift`: a target that is gone.
             ### Tests
@@ -49,137 +51,235 @@ struct ReadmeLayoutTests {
             - `L.swift`: outside the section.
             """)
         #expect(layout.problems == [
-            "README.md line 15: '### `Core`' appears twice in Code layout",
-            "README.md line 16: not a '- `path`: concern' line under '### `Core`'",
+            "README.md line 17: '### `Core`' appears twice in Code layout",
+            "README.md line 18: not a '- `entry`: concern' line under '### `Core`'",
         ])
-        let tree: [String: [String]] = [
-            "Core": ["A.swift", "B.swift", "C.swift"],
-            "CLib": ["module.modulemap", "shim.h"],
-            "Shim": ["include/shim.h", "shim.c"],
+        let tree: [String: [SourceFile]] = [
+            "Core": [SourceFile(path: "Agent/A.swift", imports: ["Pattern"]),
+                     SourceFile(path: "Rounds/R.swift", imports: ["CCurl", "Pattern"]),
+                     SourceFile(path: "Agent/B.swift", imports: ["CCurl"]),
+                     SourceFile(path: "Links/L.swift", imports: [])],
+            "CLib": [SourceFile(path: "module.modulemap", imports: []), SourceFile(path: "shim.h", imports: []),
+                     SourceFile(path: "a.c", imports: [])],
+            "COther": [SourceFile(path: "module.modulemap", imports: [])],
+            "Shim": [SourceFile(path: "include/shim.h", imports: [])],
         ]
         #expect(layout.differences(from: tree) == [
-            "README.md lists Sources/Core/A.swift 2 times in Code layout; list it once",
-            "Sources/Core/C.swift is missing from README.md's Code layout (under '### `Core`')",
-            "README.md's Code layout lists Sources/Core/Gone.swift, which does not exist",
+            "README.md lists Sources/Core/Agent/ 2 times in Code layout; list it once",
+            "README.md's Code layout lists Sources/Core/Gone/, which does not exist",
+            "Sources/Core/Links/ is missing from README.md's Code layout (under '### `Core`')",
+            "Sources/Core/Agent/B.swift imports CCurl, which README.md's Code layout does not allow there",
+            "README.md's Code layout lists Sources/COther/shim.h, which does not exist",
+            "README.md's Code layout lists Sources/COther/*.c, which does not exist",
             "README.md's Code layout has '### `Ghost`', which is not a directory under Sources/",
             "Sources/Shim has no '### `Shim`' subsection in README.md's Code layout",
         ])
     }
 }
 
-/// README's "Code layout" section as this test reads it: from the line `## Code layout`
-/// to the next `## ` heading, a heading "### `Name`" opens the subsection of the target
-/// Sources/Name (other `###` headings close it), and under it each line starting with
-/// "- " lists one or more files, "- `path`: concern" or "- `one`, `two`: concern".
+/// One file of a target: its path inside the target and the modules it imports.
+struct SourceFile: Equatable {
+    var path: String
+    var imports: [String]
+
+    /// The folder or file at the target's top level that holds it: `Agent/` or `main.swift`.
+    var topLevel: String {
+        guard let slash = path.firstIndex(of: "/") else { return path }
+        return String(path[...slash])
+    }
+}
+
+/// README's "Code layout" section as this test reads it: from `## Code layout` to the
+/// next `## ` heading; a heading "### `A`" or "### `A`, `B`" opens the subsection of
+/// those targets (other `###` headings close it); under it "Imports: none." or
+/// "Imports: `X`, `Y`." sets what its files may import, and each line starting with
+/// "- " lists entries, "- `entry`: concern" or "- `one`, `two`: concern", where a
+/// "(imports `Z`)" in the line adds to what the entries' files may import.
 struct ReadmeLayout {
-    /// Target name to the paths listed under it, in README order (repeats kept).
-    private(set) var listed: [String: [String]] = [:]
+    struct Entry {
+        var name: String
+        var imports: Set<String>
+    }
+
+    struct Section {
+        var targets: [String]
+        var imports: Set<String> = []
+        var entries: [Entry] = []
+    }
+
+    private(set) var sections: [Section] = []
     private(set) var problems: [String] = []
 
     init(readme: String) {
         var inSection = false
-        var target: String?
+        var current: Int?
+        var seen: Set<String> = []
         for (offset, line) in readme.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let number = offset + 1
             if line.hasPrefix("## ") {
                 inSection = line == "## Code layout"
-                target = nil
+                current = nil
                 continue
             }
             guard inSection else { continue }
             if line.hasPrefix("### ") {
-                target = nil
-                let title = line.dropFirst(4)
-                guard title.count > 2, title.hasPrefix("`"), title.hasSuffix("`") else { continue }
-                let name = String(title.dropFirst().dropLast())
-                if listed[name] != nil {
-                    problems.append("README.md line \(number): '### `\(name)`' appears twice in Code layout")
-                } else {
-                    listed[name] = []
+                current = nil
+                let targets = Self.quoted(in: line.dropFirst(4))
+                guard !targets.isEmpty, line.dropFirst(4).hasPrefix("`") else { continue }
+                if let again = targets.first(where: seen.contains) {
+                    // Its lines still belong to the first subsection of that name.
+                    problems.append("README.md line \(number): '### `\(again)`' appears twice in Code layout")
+                    current = sections.firstIndex { $0.targets.contains(again) }
+                    continue
                 }
-                target = name
-            } else if let name = target, line.hasPrefix("- ") {
-                if let paths = Self.paths(of: line.dropFirst(2)) {
-                    listed[name, default: []].append(contentsOf: paths)
-                } else {
-                    problems.append("README.md line \(number): not a '- `path`: concern' line under '### `\(name)`'")
+                seen.formUnion(targets)
+                sections.append(Section(targets: targets))
+                current = sections.count - 1
+            } else if let index = current, line.hasPrefix("Imports:") {
+                sections[index].imports = Set(Self.quoted(in: line.dropFirst(8)))
+            } else if let index = current, line.hasPrefix("- ") {
+                guard let names = Self.entries(of: line.dropFirst(2)) else {
+                    problems.append("README.md line \(number): not a '- `entry`: concern' line under '### `\(sections[index].targets.joined(separator: "`, `"))`'")
+                    continue
                 }
+                var extra: Set<String> = []
+                if let added = Self.text(after: "(imports ", in: line) {
+                    extra = Set(Self.quoted(in: added.prefix { $0 != ")" }))
+                }
+                sections[index].entries += names.map { Entry(name: $0, imports: extra) }
             }
         }
-        if listed.isEmpty { problems.append("README.md has no '## Code layout' section with '### `Target`' subsections") }
+        if sections.isEmpty { problems.append("README.md has no '## Code layout' section with '### `Target`' subsections") }
+    }
+
+    /// What follows the first `marker` in `line`.
+    private static func text(after marker: String, in line: Substring) -> Substring? {
+        var rest = line
+        while !rest.isEmpty {
+            if rest.hasPrefix(marker) { return rest.dropFirst(marker.count) }
+            rest = rest.dropFirst()
+        }
+        return nil
+    }
+
+    /// Every `quoted` name in `text`, in order.
+    private static func quoted(in text: Substring) -> [String] {
+        text.split(separator: "`", omittingEmptySubsequences: false).enumerated()
+            .filter { $0.offset % 2 == 1 }.map { String($0.element) }
     }
 
     /// "`a`, `b`: concern" -> ["a", "b"]; nil when the line is not of that form.
-    private static func paths(of entry: Substring) -> [String]? {
+    private static func entries(of entry: Substring) -> [String]? {
         var rest = entry
-        var paths: [String] = []
+        var names: [String] = []
         while rest.first == "`" {
             rest = rest.dropFirst()
             guard let close = rest.firstIndex(of: "`"), close != rest.startIndex else { return nil }
-            paths.append(String(rest[..<close]))
+            names.append(String(rest[..<close]))
             rest = rest[rest.index(after: close)...]
-            if rest.hasPrefix(":") { return paths }
+            if rest.hasPrefix(":") { return names }
             guard rest.hasPrefix(", ") else { return nil }
             rest = rest.dropFirst(2)
         }
         return nil
     }
 
-    /// Every way the section and the tree (target to file paths inside it) disagree, one
-    /// sentence each naming the file or target.
-    func differences(from tree: [String: [String]]) -> [String] {
+    private static func matches(_ entry: String, _ topLevel: String) -> Bool {
+        guard entry.hasPrefix("*") else { return entry == topLevel }
+        return !topLevel.hasSuffix("/") && topLevel.hasSuffix(entry.dropFirst())
+    }
+
+    /// Every way the section and the tree (target to its files) disagree, one sentence
+    /// each naming the entry, file or target.
+    func differences(from tree: [String: [SourceFile]]) -> [String] {
         var found: [String] = []
-        for name in Set(tree.keys).union(listed.keys).sorted() {
-            guard let files = tree[name] else {
-                found.append("README.md's Code layout has '### `\(name)`', which is not a directory under Sources/")
-                continue
-            }
-            guard let entries = listed[name] else {
-                found.append("Sources/\(name) has no '### `\(name)`' subsection in README.md's Code layout")
-                continue
-            }
-            var counts: [String: Int] = [:]
-            for path in entries { counts[path, default: 0] += 1 }
-            let present = Set(files)
-            for path in Set(files).union(entries).sorted() {
-                switch (present.contains(path), counts[path] ?? 0) {
-                case (true, 0):
-                    found.append("Sources/\(name)/\(path) is missing from README.md's Code layout (under '### `\(name)`')")
-                case (true, 1):
-                    break
-                case (true, let times):
-                    found.append("README.md lists Sources/\(name)/\(path) \(times) times in Code layout; list it once")
-                case (false, _):
-                    found.append("README.md's Code layout lists Sources/\(name)/\(path), which does not exist")
+        var described: Set<String> = []
+        for section in sections {
+            for target in section.targets {
+                described.insert(target)
+                guard let files = tree[target] else {
+                    found.append("README.md's Code layout has '### `\(target)`', which is not a directory under Sources/")
+                    continue
                 }
+                found += Self.differences(section, target: target, files: files)
+            }
+        }
+        for target in tree.keys.sorted() where !described.contains(target) {
+            found.append("Sources/\(target) has no '### `\(target)`' subsection in README.md's Code layout")
+        }
+        return found
+    }
+
+    private static func differences(_ section: Section, target: String, files: [SourceFile]) -> [String] {
+        var found: [String] = []
+        let topLevels = Set(files.map(\.topLevel))
+        var counts: [String: Int] = [:]
+        for entry in section.entries { counts[entry.name, default: 0] += 1 }
+        for entry in section.entries.map(\.name).uniqued() {
+            if counts[entry, default: 0] > 1 {
+                found.append("README.md lists Sources/\(target)/\(entry) \(counts[entry]!) times in Code layout; list it once")
+            }
+            if !topLevels.contains(where: { matches(entry, $0) }) {
+                found.append("README.md's Code layout lists Sources/\(target)/\(entry), which does not exist")
+            }
+        }
+        for topLevel in topLevels.sorted() where !section.entries.contains(where: { matches($0.name, topLevel) }) {
+            found.append("Sources/\(target)/\(topLevel) is missing from README.md's Code layout (under '### `\(target)`')")
+        }
+        for file in files {
+            let allowed = section.imports.union(section.entries.filter { matches($0.name, file.topLevel) }
+                                                .flatMap(\.imports))
+            for module in file.imports where !allowed.contains(module) {
+                found.append("Sources/\(target)/\(file.path) imports \(module), which README.md's Code layout does not allow there")
             }
         }
         return found
     }
 }
 
-/// The files of each target directory under Sources/: target name to the paths of its
-/// regular files relative to the target, at any depth (hidden entries left out).
+extension Array where Element: Hashable {
+    fileprivate func uniqued() -> [Element] {
+        var seen: Set<Element> = []
+        return filter { seen.insert($0).inserted }
+    }
+}
+
+/// The files of each target directory under Sources/: target name to its regular
+/// files at any depth (hidden entries left out), with the modules each Swift file
+/// imports.
 enum SourceTree {
-    static func read(_ sources: String) throws -> [String: [String]] {
-        var tree: [String: [String]] = [:]
+    static func read(_ sources: String) throws -> [String: [SourceFile]] {
+        var tree: [String: [SourceFile]] = [:]
         for name in try SmallFile.directoryEntries(sources) where isDirectory("\(sources)/\(name)") {
             tree[name] = try files(in: "\(sources)/\(name)", prefix: "")
         }
         return tree
     }
 
-    private static func files(in directory: String, prefix: String) throws -> [String] {
-        var found: [String] = []
+    private static func files(in directory: String, prefix: String) throws -> [SourceFile] {
+        var found: [SourceFile] = []
         for name in try SmallFile.directoryEntries(directory).sorted() {
             let path = "\(directory)/\(name)"
             if isDirectory(path) {
                 found += try files(in: path, prefix: "\(prefix)\(name)/")
             } else {
-                found.append("\(prefix)\(name)")
+                let imports = name.hasSuffix(".swift") ? try importsOf(path) : []
+                found.append(SourceFile(path: "\(prefix)\(name)", imports: imports))
             }
         }
         return found
+    }
+
+    /// Modules named by `import` lines (with any attribute or access level before).
+    private static func importsOf(_ path: String) throws -> [String] {
+        let text = String(decoding: try SmallFile.readAll(path, limit: 1 << 20), as: UTF8.self)
+        return text.split(separator: "\n").compactMap { line in
+            let words = line.split(separator: " ")
+            guard let index = words.firstIndex(of: "import"), index + 1 < words.count,
+                  words[..<index].allSatisfy({ $0.hasPrefix("@") || ["public", "package", "internal"].contains($0) })
+            else { return nil }
+            return String(words[index + 1])
+        }
     }
 
     private static func isDirectory(_ path: String) -> Bool {
