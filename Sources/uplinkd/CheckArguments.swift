@@ -18,19 +18,6 @@ extension CheckArguments {
         var result = CheckArguments()
         var reader = ArgumentReader(arguments)
         var draft: ProbeDraft?
-        var probeCount = 0
-
-        func finishProbe() throws(UsageError) {
-            guard let current = draft else { return }
-            probeCount += 1
-            do {
-                result.probes.append(try current.build(name: "url\(probeCount)"))
-            } catch {
-                throw UsageError("--url: \(error.message)")
-            }
-            draft = nil
-        }
-
         while let (option, inline) = reader.next() {
             switch option {
             case "--help", "-h":
@@ -54,26 +41,48 @@ extension CheckArguments {
                 } catch {
                     throw UsageError("--threshold: \(error.message)")
                 }
-            case "--url":
-                try finishProbe()
-                var next = ProbeDraft()
-                try apply(&next, key: "url", option: option, value: try reader.value(for: option, inline: inline))
-                draft = next
-            case "--expect-status", "--expect-body", "--expect-contains", "--expect-regex", "--validator":
-                let value = try reader.value(for: option, inline: inline)
-                guard var current = draft else { throw UsageError("\(option) must follow the --url it applies to") }
-                try apply(&current, key: String(option.dropFirst(2)), option: option, value: value)
-                draft = current
+            case "--url", "--expect-status", "--expect-body", "--expect-contains", "--expect-regex", "--validator":
+                try result.readProbeOption(option, inline: inline, from: &reader, draft: &draft)
             default:
                 if option.hasPrefix("-") { throw UsageError("unknown option '\(option.printableEscaped)' for check") }
                 if let problem = InterfaceName.problem(with: option) { throw UsageError(problem) }
                 result.interfaces.append(InterfaceName(option)!)
             }
         }
-        try finishProbe()
+        try result.finishProbe(&draft)
         if result.helpRequested { return result }
         if result.interfaces.isEmpty { throw UsageError("check needs at least one interface name") }
         return result
+    }
+
+    /// A probe is spread over several options: `--url` starts one, the `--expect-*`
+    /// and `--validator` after it shape it, and it is built when the next `--url` or
+    /// the end comes.
+    private mutating func readProbeOption(_ option: String, inline: String?, from reader: inout ArgumentReader,
+                                          draft: inout ProbeDraft?) throws(UsageError) {
+        if option == "--url" {
+            try finishProbe(&draft)
+            var next = ProbeDraft()
+            try Self.apply(&next, key: "url", option: option, value: try reader.value(for: option, inline: inline))
+            draft = next
+        } else {
+            let value = try reader.value(for: option, inline: inline)
+            guard var current = draft else { throw UsageError("\(option) must follow the --url it applies to") }
+            try Self.apply(&current, key: String(option.dropFirst(2)), option: option, value: value)
+            draft = current
+        }
+    }
+
+    /// Only a finished probe is checked as a whole (a URL alone may not yet say what
+    /// to expect), and it is named by its place on the command line.
+    private mutating func finishProbe(_ draft: inout ProbeDraft?) throws(UsageError) {
+        guard let current = draft else { return }
+        do {
+            probes.append(try current.build(name: "url\(probes.count + 1)"))
+        } catch {
+            throw UsageError("--url: \(error.message)")
+        }
+        draft = nil
     }
 
     private static func apply(_ draft: inout ProbeDraft, key: String, option: String, value: String) throws(UsageError) {

@@ -29,3 +29,17 @@ func loadConfigurationOrReport(explicitPath: String?) -> Configuration? {
         return nil
     }
 }
+
+/// The state file, or nil after printing why it cannot be read (`status` and `plan`
+/// exit 69 then), with a hint when the agent may simply not be running.
+func readStateOrReport(_ path: String) -> AgentState? {
+    do {
+        return try StateFileReader.read(path)
+    } catch {
+        switch error {
+        case .unreadable(let error): printError("cannot read state file \(path): \(error); is 'uplinkd run' running?")
+        case .malformed(let error): printError("state file \(path): \(error)")
+        }
+        return nil
+    }
+}

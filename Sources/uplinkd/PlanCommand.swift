@@ -43,20 +43,8 @@ enum PlanCommand {
         return show(interface, statePath: statePath, json: json)
     }
 
-    private static func readState(_ path: String) -> AgentState? {
-        do {
-            return try StateFileReader.read(path)
-        } catch {
-            switch error {
-            case .unreadable(let error): printError("cannot read state file \(path): \(error); is 'uplinkd run' running?")
-            case .malformed(let error): printError("state file \(path): \(error)")
-            }
-            return nil
-        }
-    }
-
     private static func show(_ interface: InterfaceName?, statePath: String, json: Bool) -> Int32 {
-        guard let state = readState(statePath) else { return ExitStatus.unavailable }
+        guard let state = readStateOrReport(statePath) else { return ExitStatus.unavailable }
         let uplinks = state.uplinks.filter { interface == nil || $0.interface == interface }
         let planned = uplinks.filter { $0.plan != nil }
         if json {

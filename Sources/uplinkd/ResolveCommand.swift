@@ -36,14 +36,8 @@ enum ResolveCommand {
             return usageFailure("resolve: \(InterfaceName.problem(with: positional[0]) ?? "bad interface name")")
         }
         let name = positional[1]
-        // A literal needs no DNS: printed back, as `curl --resolve` may take it.
         if let literal = IPAddress(name) {
-            guard families.contains(literal.family) else {
-                printError("\(name.printableEscaped) is not an address of the asked family")
-                return 1
-            }
-            print(literal)
-            return 0
+            return printLiteral(literal, name: name, families: families)
         }
         guard HostName.isValid(name) else {
             return usageFailure("resolve: '\(name.printableEscaped)' is not a host name")
@@ -51,25 +45,25 @@ enum ResolveCommand {
         guard let configuration = loadConfigurationOrReport(explicitPath: configPath) else {
             return ExitStatus.configuration
         }
-        let index = UplinkNameLookup.index(of: interface)
-        guard index > 0 else {
-            printError("no interface \(interface)")
-            return ExitStatus.unavailable
+        return resolve(name, families: families, through: interface, configuration: configuration)
+    }
+
+    /// A literal needs no DNS: printed back, as `curl --resolve` may take it.
+    private static func printLiteral(_ literal: IPAddress, name: String, families: [AddressFamily]) -> Int32 {
+        guard families.contains(literal.family) else {
+            printError("\(name.printableEscaped) is not an address of the asked family")
+            return 1
         }
+        print(literal)
+        return 0
+    }
+
+    /// The network's part, kept apart from reading the command line: everything
+    /// before it fails without sending a packet.
+    private static func resolve(_ name: String, families: [AddressFamily], through interface: InterfaceName,
+                                configuration: Configuration) -> Int32 {
         let lookup = UplinkNameLookup(configuration: configuration)
-        let servers = lookup.servers(for: interface, index: index)
-        guard !servers.reachable.isEmpty else {
-            printError("no DNS server known for \(interface) (sources: "
-                       + DNSSource.allCases.filter { configuration.dns.sources.contains($0) }.map(\.rawValue)
-                           .joined(separator: ", ") + ")")
-            return ExitStatus.unavailable
-        }
-        // The system's servers (resolv.conf, a local cache) answer through the primary:
-        // for a backup behind a portal that is the wrong network's answer, and the
-        // question would leave through another uplink.
-        guard servers.isPerUplink else {
-            printError("no DNS server of \(interface)'s own (only \(servers.origin ?? "resolv.conf")'s, which answer "
-                       + "through the primary); name its servers with [interface \(interface)] dns")
+        guard let servers = ownServers(of: interface, lookup: lookup) else {
             return ExitStatus.unavailable
         }
         let answers: [AddressFamily: Result<DNSAnswer, DNSFailure>]
@@ -79,6 +73,40 @@ enum ResolveCommand {
             printError("resolve failed: \(error)")
             return ExitStatus.software
         }
+        return printAnswers(answers, for: name, families: families, through: interface, servers: servers)
+    }
+
+    /// Only the uplink's own servers may answer for it; nil (the reason printed) when
+    /// it has none.
+    private static func ownServers(of interface: InterfaceName, lookup: UplinkNameLookup) -> DNSServers? {
+        let index = UplinkNameLookup.index(of: interface)
+        guard index > 0 else {
+            printError("no interface \(interface)")
+            return nil
+        }
+        let servers = lookup.servers(for: interface, index: index)
+        guard !servers.reachable.isEmpty else {
+            printError("no DNS server known for \(interface) (sources: "
+                       + DNSSource.allCases.filter { lookup.configuration.dns.sources.contains($0) }.map(\.rawValue)
+                           .joined(separator: ", ") + ")")
+            return nil
+        }
+        // The system's servers (resolv.conf, a local cache) answer through the primary:
+        // for a backup behind a portal that is the wrong network's answer, and the
+        // question would leave through another uplink.
+        guard servers.isPerUplink else {
+            printError("no DNS server of \(interface)'s own (only \(servers.origin ?? "resolv.conf")'s, which answer "
+                       + "through the primary); name its servers with [interface \(interface)] dns")
+            return nil
+        }
+        return servers
+    }
+
+    /// Hooks read the addresses from standard output, one a line and IPv4 first; why
+    /// there are none goes to standard error, with the exit status 1 they test for.
+    private static func printAnswers(_ answers: [AddressFamily: Result<DNSAnswer, DNSFailure>], for name: String,
+                                     families: [AddressFamily], through interface: InterfaceName,
+                                     servers: DNSServers) -> Int32 {
         var printed = 0
         var failures: [String] = []
         for family in families {

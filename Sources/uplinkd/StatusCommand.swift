@@ -18,16 +18,7 @@ enum StatusCommand {
             return true
         }
         if let early { return early }
-        let state: AgentState
-        do {
-            state = try StateFileReader.read(path)
-        } catch {
-            switch error {
-            case .unreadable(let error): printError("cannot read state file \(path): \(error); is 'uplinkd run' running?")
-            case .malformed(let error): printError("state file \(path): \(error)")
-            }
-            return ExitStatus.unavailable
-        }
+        guard let state = readStateOrReport(path) else { return ExitStatus.unavailable }
         let now = Int(time(nil))
         let age = max(0, now - state.writtenWallSeconds)
         let running = state.writtenByRunningAgent(processExists: ProcessTable.exists)
@@ -36,42 +27,52 @@ enum StatusCommand {
         } else {
             print("primary: \(state.primary?.value ?? "none")\(familyNote(state))")
             print("written \(age) s ago by pid \(state.pid) (\(running ? "running" : "not running"))")
-            for uplink in state.uplinks {
-                var line = "\(uplink.interface): \(uplink.verdict.rawValue) (\(uplink.kind.rawValue), \(uplink.reason.rawValue)) since \(max(0, now - uplink.sinceWallSeconds)) s ago"
-                if let portal = uplink.portalURL { line += ", portal \(portal)" }
-                if let left = uplink.session.secondsRemaining(atWallSeconds: now) { line += ", session ends in \(left) s" }
-                if let bytes = uplink.session.bytesRemaining { line += ", session has \(bytes) bytes left" }
-                if let v4 = uplink.ipv4, let v6 = uplink.ipv6 {
-                    line += ", ipv4 \(v4.rawValue) (\(uplink.ipv4Reason?.rawValue ?? "-")), ipv6 \(v6.rawValue) (\(uplink.ipv6Reason?.rawValue ?? "-"))"
-                }
-                if let source = uplink.dnsSource {
-                    line += ", dns from \(source.rawValue)" + (source.isPerUplink ? "" : " (not per-uplink)")
-                }
-                line += uplink.metered ? ", metered" : ""
-                let quality = uplink.quality
-                if let rtt = quality.figures.roundTripMilliseconds {
-                    line += ", rtt \(rtt) ms ± \(quality.figures.roundTripVariationMilliseconds ?? 0)"
-                }
-                if let loss = quality.figures.lossPercent { line += ", loss \(loss) %" }
-                if quality.degraded { line += " (degraded)" }
-                if quality.flapPenalty > 0 {
-                    line += ", flap penalty \(quality.flapPenalty)" + (quality.suppressed ? " (suppressed)" : "")
-                }
-                if let modem = uplink.modem { line += ", " + modem.summary }
-                if uplink.standby != (uplink.metered ? .warm : .hot) { line += ", standby \(uplink.standby.rawValue)" }
-                if let plan = uplink.plan {
-                    line += ", plan \(PlanCommand.size(plan.usedBytes))"
-                        + (plan.limitBytes.map { " of \(PlanCommand.size($0)) (\(plan.percent ?? 0) %)" } ?? " (no limit)")
-                        + (plan.capped ? " used up (at-cap \(plan.atCap.rawValue))" : "")
-                }
-                line += ", \(uplink.bytesToday) probe bytes today"
-                if let budget = uplink.budgetBytes {
-                    line += " of \(budget)" + (uplink.budgetExhausted ? " (budget spent: probing on link events only)" : "")
-                }
-                print(line)
-            }
+            for uplink in state.uplinks { print(line(for: uplink, nowWallSeconds: now)) }
         }
         return state.statusExitCode(agentRunning: running)
+    }
+
+    /// One line per uplink, so `grep wlan0` shows all that is known of it.
+    private static func line(for uplink: UplinkStatus, nowWallSeconds now: Int) -> String {
+        var line = "\(uplink.interface): \(uplink.verdict.rawValue) (\(uplink.kind.rawValue), \(uplink.reason.rawValue)) since \(max(0, now - uplink.sinceWallSeconds)) s ago"
+        if let portal = uplink.portalURL { line += ", portal \(portal)" }
+        if let left = uplink.session.secondsRemaining(atWallSeconds: now) { line += ", session ends in \(left) s" }
+        if let bytes = uplink.session.bytesRemaining { line += ", session has \(bytes) bytes left" }
+        if let v4 = uplink.ipv4, let v6 = uplink.ipv6 {
+            line += ", ipv4 \(v4.rawValue) (\(uplink.ipv4Reason?.rawValue ?? "-")), ipv6 \(v6.rawValue) (\(uplink.ipv6Reason?.rawValue ?? "-"))"
+        }
+        if let source = uplink.dnsSource {
+            line += ", dns from \(source.rawValue)" + (source.isPerUplink ? "" : " (not per-uplink)")
+        }
+        line += uplink.metered ? ", metered" : ""
+        line += qualityText(uplink.quality)
+        if let modem = uplink.modem { line += ", " + modem.summary }
+        if uplink.standby != (uplink.metered ? .warm : .hot) { line += ", standby \(uplink.standby.rawValue)" }
+        if let plan = uplink.plan {
+            line += ", plan \(PlanCommand.size(plan.usedBytes))"
+                + (plan.limitBytes.map { " of \(PlanCommand.size($0)) (\(plan.percent ?? 0) %)" } ?? " (no limit)")
+                + (plan.capped ? " used up (at-cap \(plan.atCap.rawValue))" : "")
+        }
+        line += ", \(uplink.bytesToday) probe bytes today"
+        if let budget = uplink.budgetBytes {
+            line += " of \(budget)" + (uplink.budgetExhausted ? " (budget spent: probing on link events only)" : "")
+        }
+        return line
+    }
+
+    /// Quality figures appear only once measured, and damping only while it counts,
+    /// so a healthy uplink's line stays short.
+    private static func qualityText(_ quality: UplinkQualityStatus) -> String {
+        var text = ""
+        if let rtt = quality.figures.roundTripMilliseconds {
+            text += ", rtt \(rtt) ms ± \(quality.figures.roundTripVariationMilliseconds ?? 0)"
+        }
+        if let loss = quality.figures.lossPercent { text += ", loss \(loss) %" }
+        if quality.degraded { text += " (degraded)" }
+        if quality.flapPenalty > 0 {
+            text += ", flap penalty \(quality.flapPenalty)" + (quality.suppressed ? " (suppressed)" : "")
+        }
+        return text
     }
 
     /// " (IPv6: wlan0)" when a family's primary is another uplink than the primary

@@ -4,37 +4,37 @@ import UplinkCore
 // Writing to a validator that exited must give EPIPE, not kill the agent.
 signal(SIGPIPE, SIG_IGN)
 
+/// The commands by name, one line each: adding a command is one line here (and its
+/// synopsis in uplinkd(8), which ManPageTests checks against this table).
+let commands: KeyValuePairs<String, (ArraySlice<String>) -> Int32> = [
+    "check": CheckCommand.run,
+    "links": LinksCommand.run,
+    "run": RunCommand.run,
+    "status": StatusCommand.run,
+    "config": ConfigCommand.run,
+    "wait-online": WaitOnlineCommand.run,
+    "routes": RoutesCommand.run,
+    "resolve": ResolveCommand.run,
+    "plan": PlanCommand.run,
+]
+
 let arguments = CommandLine.arguments.dropFirst()
 let status: Int32
 switch arguments.first {
-case "check":
-    status = CheckCommand.run(arguments.dropFirst())
-case "links":
-    status = LinksCommand.run(arguments.dropFirst())
-case "run":
-    status = RunCommand.run(arguments.dropFirst())
-case "status":
-    status = StatusCommand.run(arguments.dropFirst())
-case "config":
-    status = ConfigCommand.run(arguments.dropFirst())
-case "wait-online":
-    status = WaitOnlineCommand.run(arguments.dropFirst())
-case "routes":
-    status = RoutesCommand.run(arguments.dropFirst())
-case "resolve":
-    status = ResolveCommand.run(arguments.dropFirst())
-case "plan":
-    status = PlanCommand.run(arguments.dropFirst())
 case "--version", "version":
-    print("uplinkd \(UplinkVersion.string)")
+    print("uplinkd \(UplinkVersion.string)\n\(BuildDescription.line)")
     status = 0
 case "--help", "-h", "help":
     print(helpText)
     status = 0
 case nil:
     status = usageFailure("missing command")
-case let other?:
-    status = usageFailure("unknown command '\(other.printableEscaped)'")
+case let name?:
+    if let command = commands.first(where: { $0.key == name })?.value {
+        status = command(arguments.dropFirst())
+    } else {
+        status = usageFailure("unknown command '\(name.printableEscaped)'")
+    }
 }
 // Every command has finished its work and closed what it wrote; what exit() would add
 // is the libraries' own teardown (OpenSSL, GnuTLS, p11-kit, libnl free what the

@@ -2,7 +2,7 @@
 
     sudo python3 Tests/bench/bench_regex.py [PATH_TO_UPLINKD] [--runs N] [--time-limit S] [--only CASE,...] [--smoke]
 
-Issue 17: with Swift Regex, ^(\\w+\\s?)+$ on a 29-byte body ran past 20 s, (a+)+$ and
+With Swift Regex, ^(\\w+\\s?)+$ on a 29-byte body ran past 20 s, (a+)+$ and
 a*a*a*a*b on 4 KiB past 45 s, freezing the agent's one loop. Each case here is a
 pattern and the body that makes it backtrack; the body is served by a small HTTP
 server in the lab's "internet" namespace and fetched by `uplinkd check eth0` with

@@ -43,7 +43,7 @@ from urllib.parse import parse_qs, urlsplit
 BASE = "http://203.0.113.80"
 
 SUCCESS_HTML = b"<HTML><HEAD><TITLE>Success</TITLE></HEAD><BODY>Success</BODY></HTML>"
-# Issue 17: Swift Regex ran for more than 20 s matching ^(\w+\s?)+$ against this.
+# With Swift Regex, matching ^(\w+\s?)+$ against this ran for more than 20 s.
 WORDS = b"aaaa aaaa aaaa aaaa aaaa aaa!"
 
 LOGIN_HTML = (b"<!DOCTYPE html>\n<html><head><title>Lab Hotspot Login</title></head>\n"

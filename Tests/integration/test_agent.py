@@ -345,8 +345,8 @@ def test_hup_broken_config_is_refused_then_valid_reloads(fresh_lab, serve, agent
 
 
 def test_hup_with_a_crashing_regex_is_refused_and_the_agent_keeps_running(fresh_lab, serve, agent):
-    # Issue 17: 3,000 nested brackets crashed Swift's regex parser, so this HUP killed
-    # the agent and left `state running` behind. Now the reload is refused.
+    # With Swift Regex, 3,000 nested brackets crashed the regex parser, so this HUP
+    # killed the agent and left `state running` behind. Now the reload is refused.
     lb = fresh_lab
     run, _ = settled_agent(lb, serve, agent, portal="internet")
     hostile = ("hostile", f"http://{INTERNET_ADDR}/words.txt", (("expect-regex", "[" * 3000),))
@@ -370,7 +370,7 @@ def test_hup_with_a_crashing_regex_is_refused_and_the_agent_keeps_running(fresh_
 
 
 def test_catastrophic_regex_is_limited_and_the_loop_keeps_answering(fresh_lab, serve, agent):
-    # Issue 17: ^(\w+\s?)+$ on a 29-byte body froze the one loop for more than 20 s;
+    # With Swift Regex, ^(\w+\s?)+$ on a 29-byte body froze the one loop for over 20 s;
     # a carrier loss 8 s later never reached the state file. Now every search stops
     # at its bound: the verdict says so, and the loop keeps tracking links.
     lb = fresh_lab

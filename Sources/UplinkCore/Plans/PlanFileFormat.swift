@@ -40,34 +40,15 @@ package enum PlanFileFormat {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    package struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
-        package let line: Int
-        package let message: String
-        package var description: String { "line \(line): \(message)" }
-    }
+    package typealias DecodeError = LineFormat.DecodeError
 
     package static func decode(_ text: String) throws(DecodeError) -> [InterfaceName: PlanLedger] {
         var ledgers: [InterfaceName: PlanLedger] = [:]
-        var sawFormat = false
-        var lineNumber = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            lineNumber += 1
-            let fields = line.split(separator: " ").map(String.init)
-            guard let first = fields.first, !first.hasPrefix("#") else { continue }
-            switch first {
-            case "format":
-                guard fields.count >= 2, Int(fields[1]) == version else {
-                    throw DecodeError(line: lineNumber, message: "unsupported format '\(fields.dropFirst().joined(separator: " ").printableEscaped)'")
-                }
-                sawFormat = true
-            case "plan":
-                let (name, ledger) = try plan(fields, line: lineNumber)
-                ledgers[name] = ledger
-            default:
-                continue   // "written", and lines of later versions
-            }
+        try LineFormat.read(text, version: version, fileKind: "plan file") { line throws(DecodeError) in
+            guard line.keyword == "plan" else { return }   // "written", and lines of later versions
+            let (name, ledger) = try plan(line)
+            ledgers[name] = ledger
         }
-        guard sawFormat else { throw DecodeError(line: 0, message: "no 'format' line: not an uplinkd plan file") }
         return ledgers
     }
 
@@ -76,30 +57,31 @@ package enum PlanFileFormat {
     /// would otherwise trap the agent at every start).
     static let countedBytes = 0...(1 << 56)
 
-    static func plan(_ fields: [String], line: Int) throws(DecodeError) -> (InterfaceName, PlanLedger) {
-        guard fields.count >= 13, let name = InterfaceName(fields[1]), let start = Int(fields[2]),
-              StateFileFormat.validTimes.contains(start), let received = Int(fields[3]),
-              countedBytes.contains(received), let sent = Int(fields[4]), countedBytes.contains(sent) else {
-            throw DecodeError(line: line, message: "malformed plan line")
+    static func plan(_ line: LineFormat.Line) throws(DecodeError) -> (InterfaceName, PlanLedger) {
+        try line.requireFields(atLeast: 13, else: "malformed plan line")
+        guard let name = InterfaceName(line.fields[1]), let start = line.integer(2, in: StateFileFormat.validTimes),
+              let received = line.integer(3, in: countedBytes), let sent = line.integer(4, in: countedBytes) else {
+            throw line.error("malformed plan line")
         }
         var marks: [Int] = []
-        if fields[5] != "-" {
-            for word in fields[5].split(separator: ",") {
+        if let text = line.optionalField(5) {
+            for word in text.split(separator: ",") {
                 guard let mark = Int(word), (1...100).contains(mark) else {
-                    throw DecodeError(line: line, message: "malformed marks '\(fields[5].printableEscaped)'")
+                    throw line.error("malformed marks '\(text.printableEscaped)'")
                 }
                 marks.append(mark)
             }
         }
         var account = TrafficAccount()
-        if fields[6] != "-" {
-            guard isToken(fields[6]), let index = Int(fields[7]), index > 0, let rx = UInt64(fields[8]),
-                  let tx = UInt64(fields[9]), let rxPackets = UInt64(fields[10]), let txPackets = UInt64(fields[11]),
-                  let header = Int(fields[12]), (0...64).contains(header) else {
-                throw DecodeError(line: line, message: "malformed counter baseline")
+        if let bootID = line.optionalField(6) {
+            let counter = 0...UInt64.max
+            guard isToken(bootID), let index = line.integer(7, in: 1...Int.max), let rx = line.integer(8, in: counter),
+                  let tx = line.integer(9, in: counter), let rxPackets = line.integer(10, in: counter),
+                  let txPackets = line.integer(11, in: counter), let header = line.integer(12, in: 0...64) else {
+                throw line.error("malformed counter baseline")
             }
             account = TrafficAccount(baseline: CounterReading(
-                device: DeviceIdentity(bootID: fields[6], index: index), receivedBytes: rx, transmittedBytes: tx,
+                device: DeviceIdentity(bootID: bootID, index: index), receivedBytes: rx, transmittedBytes: tx,
                 receivedPackets: rxPackets, transmittedPackets: txPackets, headerBytes: header))
         }
         return (name, PlanLedger(cycleStartWallSeconds: start, used: ByteCounts(received: received, transmitted: sent),

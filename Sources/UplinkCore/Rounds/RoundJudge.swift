@@ -38,37 +38,9 @@ package enum RoundJudge {
         for family in families {
             let familyResults = results.filter { $0.request.family == family && $0.request.interface == interface }
             let classes = familyResults.map { Classifier.classify($0.outcome, for: $0.request.probe) }
-            if familyResults.isEmpty {
-                perFamily[family] = Assessment(.limited, reason: .noProbeForFamily)
-            } else {
-                var assessment = Aggregator.assess(classes, thresholdPercent: thresholdPercent)
-                if assessment.reason == .dnsHijack,
-                   let heard = loginPageHeard(classes, probeURLs: familyResults.map { $0.request.probe.url.description }) {
-                    assessment.portalURL = heard
-                }
-                perFamily[family] = assessment
-            }
-            if case .mismatch = knownAnswers[family] {
-                // The resolver lies about a name whose answer is known: whatever the
-                // probes saw, this family's answers come from something local.
-                perFamily[family] = Assessment(.captive, reason: .dnsHijack)
-            }
-            for (result, judgement) in zip(familyResults, classes) {
-                var status: Int?
-                switch result.outcome {
-                case .response(let response), .dnsHijack(_, let response?): status = response.status
-                default: break
-                }
-                var report = ProbeReport(name: result.request.probe.name, url: result.request.probe.url.description,
-                                         family: family, judgement: judgement, status: status,
-                                         elapsedMilliseconds: result.elapsedMilliseconds, bytes: result.bytes,
-                                         addresses: result.request.addresses,
-                                         host: result.request.hostNeedingResolution,
-                                         dnsMilliseconds: result.dnsMilliseconds, dnsTTLSeconds: result.dnsTTLSeconds)
-                report.connected = result.connected
-                report.connectMilliseconds = result.connectMilliseconds
-                probeReports.append(report)
-            }
+            perFamily[family] = familyAssessment(familyResults, classes: classes, thresholdPercent: thresholdPercent,
+                                                 knownAnswer: knownAnswers[family])
+            probeReports += zip(familyResults, classes).map { probeReport($0, judgement: $1, family: family) }
         }
         // The network's own word comes first: an API saying "captive" makes every
         // family captive at once. "Not captive" proves nothing on its own (the portal
@@ -85,6 +57,44 @@ package enum RoundJudge {
         var report = RoundReport(interface: interface, kind: kind, assessment: assessment, families: perFamily,
                                  probes: probeReports, elapsedMilliseconds: elapsedMilliseconds, dns: dns)
         report.captivePortal = captivePortal
+        return report
+    }
+
+    /// Each family is judged on its own probes: a network may intercept one family
+    /// and not the other (the captive-portal API, when it says captive, overrules
+    /// both afterwards).
+    static func familyAssessment(_ results: [ProbeResult], classes: [ProbeClass], thresholdPercent: Int,
+                                 knownAnswer: KnownAnswerResult?) -> Assessment {
+        if case .mismatch = knownAnswer {
+            // The resolver lies about a name whose answer is known: whatever the
+            // probes saw, this family's answers come from something local.
+            return Assessment(.captive, reason: .dnsHijack)
+        }
+        guard !results.isEmpty else { return Assessment(.limited, reason: .noProbeForFamily) }
+        var assessment = Aggregator.assess(classes, thresholdPercent: thresholdPercent)
+        if assessment.reason == .dnsHijack,
+           let heard = loginPageHeard(classes, probeURLs: results.map { $0.request.probe.url.description }) {
+            assessment.portalURL = heard
+        }
+        return assessment
+    }
+
+    /// Each probe's answer is kept beside the verdict: `check` shows it, and the
+    /// quality figures and the second look are made of it.
+    static func probeReport(_ result: ProbeResult, judgement: ProbeClass, family: AddressFamily) -> ProbeReport {
+        var status: Int?
+        switch result.outcome {
+        case .response(let response), .dnsHijack(_, let response?): status = response.status
+        default: break
+        }
+        var report = ProbeReport(name: result.request.probe.name, url: result.request.probe.url.description,
+                                 family: family, judgement: judgement, status: status,
+                                 elapsedMilliseconds: result.elapsedMilliseconds, bytes: result.bytes,
+                                 addresses: result.request.addresses,
+                                 host: result.request.hostNeedingResolution,
+                                 dnsMilliseconds: result.dnsMilliseconds, dnsTTLSeconds: result.dnsTTLSeconds)
+        report.connected = result.connected
+        report.connectMilliseconds = result.connectMilliseconds
         return report
     }
 

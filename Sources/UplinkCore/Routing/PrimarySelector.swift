@@ -95,38 +95,10 @@ package struct PrimarySelector: Sendable, Equatable {
         toVerify = nil
         passedOverSuppressed = []
         heldDown = []
-        let rank = { (candidate: Candidate) in policy.rank(of: candidate.name, kind: candidate.kind) }
         let online = candidates.filter { $0.verdict == .online && !$0.excluded }
-            .sorted { (rank($0), $0.name) < (rank($1), $1.name) }
-        let previous = primary
+            .sorted { (Self.rank($0, policy), $0.name) < (Self.rank($1, policy), $1.name) }
         guard let current = online.first(where: { $0.name == primary }) else {
-            // A primary still online but over its plan (`at-cap = down`) was not lost.
-            let leftReason: PrimaryChangeReason =
-                candidates.contains { $0.name == previous && $0.cappedOut && $0.verdict == .online } ? .capped : .lost
-            // The primary is gone or failed: the best online uplink takes over at once
-            // if it is fresh (a suppressed one only when nothing else is online); a
-            // stale one is verified first, and the old choice stands until then (one
-            // primary change, not two).
-            // A capped uplink comes after every other, a suppressed one included.
-            let usable = online.filter { !$0.suppressed && !$0.lastResort }
-            guard let best = usable.first ?? online.first(where: { !$0.lastResort }) ?? online.first else {
-                primary = nil
-                if previous != nil { changeReason = leftReason }
-                return previous != nil
-            }
-            guard best.fresh else {
-                toVerify = best.name
-                return false
-            }
-            if !best.suppressed { passedOverSuppressed = online.prefix { $0.suppressed }.map(\.name) }
-            primary = best.name
-            if previous != nil {
-                changeReason = leftReason
-            } else {
-                // No primary before: the first one, or one back after every uplink failed.
-                changeReason = best.recovered ? .recovered : .start
-            }
-            return previous != primary
+            return replaceLostPrimary(online: online, candidates: candidates)
         }
         // A primary kept only as the last resort hands over at once, whatever the order,
         // hold-down or failback, to any other online uplink (a suppressed one last).
@@ -134,14 +106,70 @@ package struct PrimarySelector: Sendable, Equatable {
             ?? online.first(where: { !$0.lastResort }) {
             return take(other, reason: .capped)
         }
-        let avoiding = { (candidate: Candidate) in policy.avoidDegraded.allows(metered: candidate.metered) }
+        if let preferred = preferredPastHoldDown(over: current, online: online, policy: policy, now: now) {
+            return take(preferred, reason: .recovered)
+        }
+        // A primary degraded for a while hands over to a clearly healthy uplink of
+        // acceptable cost, whatever their order.
+        if current.degraded, policy.avoidDegraded != .no,
+           let healthy = online.first(where: { $0.name != current.name && $0.healthy && !$0.degraded
+               && !$0.suppressed && !$0.lastResort && policy.avoidDegraded.allows(metered: $0.metered) }) {
+            return take(healthy, reason: .degraded)
+        }
+        return false
+    }
+
+    /// One place for a candidate's priority: the order of `online` and failback's
+    /// "preferred over the current primary" must agree.
+    private static func rank(_ candidate: Candidate, _ policy: AgentPolicy) -> Int {
+        policy.rank(of: candidate.name, kind: candidate.kind)
+    }
+
+    /// Losing the primary is the one change that does not wait: no hold-down, no
+    /// failback setting, only verification of a stale successor.
+    private mutating func replaceLostPrimary(online: [Candidate], candidates: [Candidate]) -> Bool {
+        let previous = primary
+        // A primary still online but over its plan (`at-cap = down`) was not lost.
+        let leftReason: PrimaryChangeReason =
+            candidates.contains { $0.name == previous && $0.cappedOut && $0.verdict == .online } ? .capped : .lost
+        // The primary is gone or failed: the best online uplink takes over at once
+        // if it is fresh (a suppressed one only when nothing else is online); a
+        // stale one is verified first, and the old choice stands until then (one
+        // primary change, not two).
+        // A capped uplink comes after every other, a suppressed one included.
+        let usable = online.filter { !$0.suppressed && !$0.lastResort }
+        guard let best = usable.first ?? online.first(where: { !$0.lastResort }) ?? online.first else {
+            primary = nil
+            if previous != nil { changeReason = leftReason }
+            return previous != nil
+        }
+        guard best.fresh else {
+            toVerify = best.name
+            return false
+        }
+        if !best.suppressed { passedOverSuppressed = online.prefix { $0.suppressed }.map(\.name) }
+        primary = best.name
+        if previous != nil {
+            changeReason = leftReason
+        } else {
+            // No primary before: the first one, or one back after every uplink failed.
+            changeReason = best.recovered ? .recovered : .start
+        }
+        return previous != primary
+    }
+
+    /// Failback: an uplink preferred over the current primary takes the role back only
+    /// once its hold-down has passed, and the ones still held are noted (with when the
+    /// first hold-down ends) so the caller can wake up then.
+    private mutating func preferredPastHoldDown(over current: Candidate, online: [Candidate], policy: AgentPolicy,
+                                                now: Int) -> Candidate? {
         // Judged on the degraded flags as they are now, not on how long they lasted or
         // on figures near a mark: either could flip and swing the choice back.
-        let currentIsFine = !current.degradedNow && avoiding(current)
+        let currentIsFine = !current.degradedNow && policy.avoidDegraded.allows(metered: current.metered)
         // Walk the uplinks preferred over the current primary, best first; the first
         // whose hold-down has passed takes over (after verification, if stale).
         for candidate in online where candidate.name != current.name {
-            guard rank(candidate) < rank(current) else { break }
+            guard Self.rank(candidate, policy) < Self.rank(current, policy) else { break }
             if candidate.suppressed {
                 passedOverSuppressed.append(candidate.name)
                 continue
@@ -153,20 +181,11 @@ package struct PrimarySelector: Sendable, Equatable {
             if candidate.degradedNow && currentIsFine && policy.avoidDegraded != .no { continue }
             let holdDown = candidate.recovered && policy.failback != .immediate ? policy.holdDownMilliseconds : 0
             let heldUntil = candidate.onlineSinceMilliseconds + holdDown
-            if heldUntil <= now {
-                return take(candidate, reason: .recovered)
-            }
+            if heldUntil <= now { return candidate }
             holdDownEndsMilliseconds = min(holdDownEndsMilliseconds ?? heldUntil, heldUntil)
             heldDown.append(candidate.name)
         }
-        // A primary degraded for a while hands over to a clearly healthy uplink of
-        // acceptable cost, whatever their order.
-        if current.degraded, policy.avoidDegraded != .no,
-           let healthy = online.first(where: { $0.name != current.name && $0.healthy && !$0.degraded
-               && !$0.suppressed && !$0.lastResort && avoiding($0) }) {
-            return take(healthy, reason: .degraded)
-        }
-        return false
+        return nil
     }
 
     private mutating func take(_ candidate: Candidate, reason: PrimaryChangeReason) -> Bool {

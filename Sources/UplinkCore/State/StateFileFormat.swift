@@ -60,16 +60,17 @@ package enum StateFileFormat {
     }
 
     /// The modem of an uplink line, when the line has one (columns 25 and on).
-    static func modem(_ fields: [String]) -> ModemStatus? {
-        guard fields.count > 35, fields[24] != "-" else { return nil }
-        var facts = ModemFacts(equipmentID: untoken(fields[24]), state: ModemState(name: fields[25]))
+    static func modem(_ line: LineFormat.Line) -> ModemStatus? {
+        guard line.fields.count > 35, let equipmentID = line.optionalField(24) else { return nil }
+        let fields = line.fields
+        var facts = ModemFacts(equipmentID: untoken(equipmentID), state: ModemState(name: fields[25]))
         facts.registration = RegistrationState(name: fields[26])
-        facts.operatorName = fields[27] == "-" ? nil : untoken(fields[27])
-        facts.operatorCode = fields[28] == "-" ? nil : untoken(fields[28])
+        facts.operatorName = line.optionalField(27).map(untoken)
+        facts.operatorCode = line.optionalField(28).map(untoken)
         facts.accessTechnologies = AccessTechnologies(names: fields[29])
         facts.signal = SignalFigures(rsrpDBm: Double(fields[30]), rsrqDB: Double(fields[31]), sinrDB: Double(fields[32]))
-        facts.signalQualityPercent = count(fields, 33)
-        return ModemStatus(facts, recoveryStep: RecoveryStep(rawValue: fields[34]), recoveriesTotal: count(fields, 35) ?? 0)
+        facts.signalQualityPercent = count(line, 33)
+        return ModemStatus(facts, recoveryStep: RecoveryStep(rawValue: fields[34]), recoveriesTotal: count(line, 35) ?? 0)
     }
 
     /// Columns 37 to 44: the data plan ("-" without one; PLAN-BYTES "-" when unlimited).
@@ -81,13 +82,13 @@ package enum StateFileFormat {
     }
 
     /// The data plan of an uplink line, when it has one (columns 37 and on).
-    static func plan(_ fields: [String]) -> PlanStatus? {
-        guard fields.count > 43, fields[36] != "-", let received = count(fields, 40), let sent = count(fields, 41),
-              let start = count(fields, 38), let end = count(fields, 39), validTimes.contains(start),
-              validTimes.contains(end) else { return nil }
-        return PlanStatus(received: received, sent: sent, limitBytes: count(fields, 37), cycleStartWallSeconds: start,
-                          cycleEndWallSeconds: end, atCap: AtCap(rawValue: fields[43]) ?? .lastResort,
-                          capped: fields[42] == "yes")
+    static func plan(_ line: LineFormat.Line) -> PlanStatus? {
+        guard line.fields.count > 43, line.optionalField(36) != nil, let received = count(line, 40),
+              let sent = count(line, 41), let start = line.integer(38, in: validTimes),
+              let end = line.integer(39, in: validTimes) else { return nil }
+        return PlanStatus(received: received, sent: sent, limitBytes: count(line, 37), cycleStartWallSeconds: start,
+                          cycleEndWallSeconds: end, atCap: AtCap(rawValue: line.fields[43]) ?? .lastResort,
+                          capped: line.fields[42] == "yes")
     }
 
     /// Free text as one field: spaces, controls, '%' and non-ASCII bytes percent-encoded.
@@ -123,100 +124,75 @@ package enum StateFileFormat {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    package struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
-        package let line: Int
-        package let message: String
-        package var description: String { "line \(line): \(message)" }
-    }
+    package typealias DecodeError = LineFormat.DecodeError
 
     package static func decode(_ text: String) throws(DecodeError) -> AgentState {
         var state = AgentState(primary: nil, uplinks: [], writtenWallSeconds: 0, pid: 0)
-        var sawFormat = false
-        var lineNumber = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            lineNumber += 1
-            if line.hasPrefix("#") || line.isEmpty { continue }
-            let fields = line.split(separator: " ").map(String.init)
-            guard let first = fields.first else { continue }
-            switch first {
-            case "format":
-                guard fields.count >= 2, Int(fields[1]) == version else {
-                    throw DecodeError(line: lineNumber, message: "unsupported format '\(fields.dropFirst().joined(separator: " "))'")
-                }
-                sawFormat = true
+        try LineFormat.read(text, version: version, fileKind: "state file") { line throws(DecodeError) in
+            switch line.keyword {
             case "written":
-                state.writtenWallSeconds = try timestamp(fields, line: lineNumber)
+                guard let seconds = line.integer(1, in: validTimes) else { throw line.error("malformed time") }
+                state.writtenWallSeconds = seconds
             case "pid":
                 // 0 is "unknown", as a file without the line reads: no process has it,
                 // so a reader never takes such a file for a running agent's.
-                guard fields.count > 1, let pid = Int(fields[1]), (0...Int(Int32.max)).contains(pid) else {
-                    throw DecodeError(line: lineNumber, message: "malformed pid")
-                }
+                guard let pid = line.integer(1, in: 0...Int(Int32.max)) else { throw line.error("malformed pid") }
                 state.pid = pid
             case "state":
-                state.stopped = fields.count > 1 && fields[1] == "stopped"
+                state.stopped = line.field(1) == "stopped"
             case "primary":
-                state.primary = fields.count > 1 && fields[1] != "-" ? InterfaceName(fields[1]) : nil
+                state.primary = line.optionalField(1).flatMap { InterfaceName($0) }
             case "primary-ipv4", "primary-ipv6":
-                let family: AddressFamily = first == "primary-ipv4" ? .ipv4 : .ipv6
-                state.familyPrimaries[family] = fields.count > 1 && fields[1] != "-" ? InterfaceName(fields[1]) : nil
+                let family: AddressFamily = line.keyword == "primary-ipv4" ? .ipv4 : .ipv6
+                state.familyPrimaries[family] = line.optionalField(1).flatMap { InterfaceName($0) }
             case "uplink":
-                state.uplinks.append(try uplink(fields, line: lineNumber))
+                state.uplinks.append(try uplink(line))
             default:
-                continue
+                break   // lines of later versions
             }
         }
-        guard sawFormat else { throw DecodeError(line: 0, message: "no 'format' line: not an uplinkd state file") }
         return state
     }
 
-    static func uplink(_ fields: [String], line lineNumber: Int) throws(DecodeError) -> UplinkStatus {
-        guard fields.count >= 12, let interface = InterfaceName(fields[1]),
-              let kind = InterfaceKind(rawValue: fields[2]), let verdict = Verdict(rawValue: fields[3]),
-              let since = Int(fields[5]), validTimes.contains(since),
-              let bytes = Int(fields[8]), bytes >= 0 else {
-            throw DecodeError(line: lineNumber, message: "malformed uplink line")
+    static func uplink(_ line: LineFormat.Line) throws(DecodeError) -> UplinkStatus {
+        try line.requireFields(atLeast: 12, else: "malformed uplink line")
+        let fields = line.fields
+        guard let interface = InterfaceName(fields[1]), let kind = InterfaceKind(rawValue: fields[2]),
+              let verdict = Verdict(rawValue: fields[3]), let since = line.integer(5, in: validTimes),
+              let bytes = count(line, 8) else {
+            throw line.error("malformed uplink line")
         }
         return UplinkStatus(
             interface: interface, kind: kind, verdict: verdict, reason: Reason(token: fields[4]), sinceWallSeconds: since,
             ipv4: Verdict(rawValue: fields[6]), ipv6: Verdict(rawValue: fields[7]), bytesToday: bytes,
-            budgetBytes: Int(fields[9]), budgetExhausted: fields[10] == "yes",
-            portalURL: fields[11] == "-" ? nil : fields[11],
+            budgetBytes: line.integer(9), budgetExhausted: fields[10] == "yes", portalURL: line.optionalField(11),
             // Columns 13 to 16 came later: a file without them still reads.
-            ipv4Reason: fields.count > 12 && fields[12] != "-" ? Reason(token: fields[12]) : nil,
-            ipv6Reason: fields.count > 13 && fields[13] != "-" ? Reason(token: fields[13]) : nil,
-            dnsSource: fields.count > 14 ? DNSSource(rawValue: fields[14]) : nil,
-            metered: fields.count > 15 && fields[15] == "yes",
+            ipv4Reason: line.optionalField(12).map { Reason(token: $0) },
+            ipv6Reason: line.optionalField(13).map { Reason(token: $0) },
+            dnsSource: line.field(14).flatMap { DNSSource(rawValue: $0) },
+            metered: line.field(15) == "yes",
             // Columns 17 to 22 (quality, damping) came with format 1 too.
             quality: UplinkQualityStatus(
-                figures: QualityFigures(roundTripMilliseconds: count(fields, 16), roundTripVariationMilliseconds: count(fields, 17),
-                                        lossPercent: count(fields, 18)),
-                degraded: fields.count > 19 && fields[19] == "yes", flapPenalty: count(fields, 20) ?? 0,
-                suppressed: fields.count > 21 && fields[21] == "yes"),
+                figures: QualityFigures(roundTripMilliseconds: count(line, 16), roundTripVariationMilliseconds: count(line, 17),
+                                        lossPercent: count(line, 18)),
+                degraded: line.field(19) == "yes", flapPenalty: count(line, 20) ?? 0,
+                suppressed: line.field(21) == "yes"),
             // Columns 23 and 24 (the captive-portal API's session) came with 0.3.
-            session: CaptivePortalSession(endsWallSeconds: count(fields, 22).flatMap { validTimes.contains($0) ? $0 : nil },
-                                          bytesRemaining: count(fields, 23)),
+            session: CaptivePortalSession(endsWallSeconds: line.integer(22, in: validTimes),
+                                          bytesRemaining: count(line, 23)),
             // Columns 25 to 36 (the modem) came with 0.4.
-            modem: modem(fields),
+            modem: modem(line),
             // Columns 37 to 45 (the data plan, the standby) came with data plans.
-            plan: plan(fields), standby: fields.count > 44 ? Standby(rawValue: fields[44]) ?? .hot : .hot)
+            plan: plan(line), standby: line.field(44).flatMap { Standby(rawValue: $0) } ?? .hot)
     }
 
     /// A non-negative whole number in column `index`, if the line has one there.
-    static func count(_ fields: [String], _ index: Int) -> Int? {
-        guard fields.count > index, let value = Int(fields[index]), value >= 0 else { return nil }
-        return value
+    static func count(_ line: LineFormat.Line, _ index: Int) -> Int? {
+        line.integer(index, in: 0...Int.max)
     }
 
     /// Seconds since the epoch that make sense (readers subtract them from now).
     static let validTimes = 0...(Int(Int32.max) * 64)
-
-    static func timestamp(_ fields: [String], line: Int) throws(DecodeError) -> Int {
-        guard fields.count > 1, let value = Int(fields[1]), validTimes.contains(value) else {
-            throw DecodeError(line: line, message: "malformed time")
-        }
-        return value
-    }
 
     /// A portal URL comes from the network: percent-encoded so it stays one field.
     static func urlToken(_ url: String) -> String {

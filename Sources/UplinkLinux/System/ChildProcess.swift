@@ -56,6 +56,14 @@ package final class ChildProcess {
         output = outputPipe.read
         self.input = inputPipe.write
 
+        pidDescriptor = try ChildProcess.openPidDescriptor(pid, name: name)
+        try startWatching()
+        enforceTimeLimit(timeoutMilliseconds: timeoutMilliseconds, killGraceMilliseconds: killGraceMilliseconds)
+    }
+
+    /// The loop sees the child's exit through a pidfd (no SIGCHLD handler): a child
+    /// without one would run unwatched, so it is killed and reaped at once.
+    private static func openPidDescriptor(_ pid: pid_t, name: String) throws(SystemError) -> FileDescriptor {
         let pidfd: Int32
         do {
             pidfd = try Syscall.call("pidfd_open for \(name)") { uplinkd_pidfd_open(pid) }
@@ -65,28 +73,38 @@ package final class ChildProcess {
             _ = try? Syscall.call("waitpid") { waitpid(pid, &status, 0) }
             throw error
         }
-        pidDescriptor = FileDescriptor(owning: pidfd, label: "pidfd of \(name)")
+        return FileDescriptor(owning: pidfd, label: "pidfd of \(name)")
+    }
+
+    /// Hands the pipes and the pidfd to the loop; a failure halfway leaves nothing
+    /// behind (no watcher in the loop, no zombie), as if the child never started.
+    private func startWatching() throws(SystemError) {
         do {
             try output.setNonblocking()
-            try self.input.setNonblocking()
+            try input.setNonblocking()
             try loop.watch(output.rawValue, for: .readable) { [self] _ in readOutput() }
             if pendingInput.isEmpty {
                 closeInput()
             } else {
-                try loop.watch(self.input.rawValue, for: .writable) { [self] _ in writeInput() }
+                try loop.watch(input.rawValue, for: .writable) { [self] _ in writeInput() }
             }
             try loop.watch(pidDescriptor.rawValue, for: .readable) { [self] _ in childExited() }
         } catch {
             // Undo everything, so nothing is left in the loop and no zombie remains.
             kill(-pid, SIGKILL)
             loop.unwatch(output.rawValue)
-            loop.unwatch(self.input.rawValue)
+            loop.unwatch(input.rawValue)
             loop.unwatch(pidDescriptor.rawValue)
             var status: Int32 = 0
             _ = try? Syscall.call("waitpid") { waitpid(pid, &status, 0) }
-            self.completion = nil
+            completion = nil
             throw error
         }
+    }
+
+    /// A child that hangs must not hold up what waits for it (the next hook, a
+    /// probe's verdict): TERM at the limit, KILL after the grace period if ignored.
+    private func enforceTimeLimit(timeoutMilliseconds: Int, killGraceMilliseconds: Int) {
         timers.append(loop.schedule(afterMilliseconds: timeoutMilliseconds) { [self] in
             guard !exited else { return }
             timedOut = true

@@ -259,8 +259,8 @@ struct ConfigurationTests {
                     mentioning: "invalid regular expression '(unclosed': missing closing parenthesis at offset 9")
     }
 
-    /// Issue 17: 3,000 nested brackets crashed Swift's regex parser (and a HUP with
-    /// them killed the agent); now the pattern is refused like any bad value.
+    /// With Swift Regex, 3,000 nested brackets crashed the regex parser (and a HUP
+    /// with them killed the agent); now the pattern is refused like any bad value.
     @Test func hostileRegexesAreConfigurationErrors() {
         let deep = String(repeating: "[", count: 3_000)
         expectError("[probe r]\nurl = http://r.example/\nexpect-regex = \(deep)\n", line: 3, key: "expect-regex",

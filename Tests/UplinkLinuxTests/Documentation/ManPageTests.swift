@@ -108,10 +108,21 @@ struct ManPageTests {
         }
     }
 
-    /// Every command of `main.swift`'s dispatch (the first label of each `case`) has a
-    /// synopsis line `.B uplinkd COMMAND` in uplinkd(8).
+    /// The names of `main.swift`'s dispatch table (its `"NAME": SomeCommand.run,`
+    /// lines), then the first label of each of its `case`s.
+    private static func dispatchedCommands(_ source: String) -> [String] {
+        let tableNames = source.split(separator: "\n").compactMap { line -> String? in
+            let code = line.trimmingPrefix(while: { $0 == " " })
+            guard code.hasPrefix("\""), code.hasSuffix(".run,") else { return nil }
+            return String(code.dropFirst().prefix { $0 != "\"" })
+        }
+        return tableNames + caseLabels(source).map(\.first)
+    }
+
+    /// Every command of `main.swift`'s dispatch (each name of its table, the first
+    /// label of each `case`) has a synopsis line `.B uplinkd COMMAND` in uplinkd(8).
     @Test func uplinkd8HasASynopsisForEveryCommand() throws {
-        let commands = Self.caseLabels(try Self.read("Sources/uplinkd/main.swift")).map(\.first)
+        let commands = Self.dispatchedCommands(try Self.read("Sources/uplinkd/main.swift"))
         #expect(commands.contains("check") && commands.contains("--help"))
         let synopses = try Self.synopses()
         for command in commands where !synopses.contains(where: { $0.command == command || $0.command.hasPrefix("\(command) ") }) {
