@@ -7,6 +7,20 @@
 
 #include <ares.h>
 
+/* c-ares's status codes as plain ints whatever the version: macros up to c-ares
+ * 1.19 (Debian 12), members of the enum ares_status_t from 1.20 on (Debian 13),
+ * which Swift imports as different types. Callbacks and calls hand back an int;
+ * DNSFailure+CAres.swift turns it into a Swift value at the edge. */
+static const int uplinkd_ares_success = ARES_SUCCESS;
+static const int uplinkd_ares_enodata = ARES_ENODATA;
+static const int uplinkd_ares_enotfound = ARES_ENOTFOUND;
+static const int uplinkd_ares_etimeout = ARES_ETIMEOUT;
+static const int uplinkd_ares_eservfail = ARES_ESERVFAIL;
+static const int uplinkd_ares_erefused = ARES_EREFUSED;
+static const int uplinkd_ares_ebadresp = ARES_EBADRESP;
+static const int uplinkd_ares_econnrefused = ARES_ECONNREFUSED;
+static const int uplinkd_ares_eformerr = ARES_EFORMERR;
+
 /* A c-ares channel for uplinkd's lookups: DNS only (no /etc/hosts), no search
  * domains, the given per-try timeout and tries, sockets reported through
  * sock_state_cb. Servers and the socket callback are set by the caller. */

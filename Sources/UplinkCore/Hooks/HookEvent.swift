@@ -98,34 +98,44 @@ public struct HookEvent: Sendable, Equatable {
     /// describe the new primary, or the previous one when there is none; for a stop
     /// event, the primary at the stop (UPLINK_PRIMARY empty, UPLINK_PREVIOUS_PRIMARY it).
     package var environment: [String] {
-        [
+        // In parts with their type written out: as one expression, Swift 6.0's type
+        // checker gives up on it.
+        func text(_ number: Int?) -> String { number.map(String.init) ?? "" }
+        func list(_ addresses: [IPAddress]?) -> String { (addresses ?? []).map { "\($0)" }.joined(separator: " ") }
+        let verdict: [String] = [
             "UPLINK_EVENT=\(kind.rawValue)",
             "UPLINK_INTERFACE=\(interface?.value ?? "")",
             "UPLINK_KIND=\(interfaceKind.rawValue)",
-            "UPLINK_VERDICT=\(verdict.rawValue)",
+            "UPLINK_VERDICT=\(self.verdict.rawValue)",
             "UPLINK_PREVIOUS=\(previousVerdict.rawValue)",
             "UPLINK_REASON=\(reason.rawValue)",
             "UPLINK_PORTAL_URL=\(portalURL ?? "")",
             "UPLINK_PORTAL_WISPR=\(portalURL != nil && portalIsWISPrLogin ? "yes" : "no")",
-            "UPLINK_PRIMARY=\(primary?.value ?? "")",
+        ]
+        let primary: [String] = [
+            "UPLINK_PRIMARY=\(self.primary?.value ?? "")",
             "UPLINK_PREVIOUS_PRIMARY=\(previousPrimary?.value ?? "")",
             "UPLINK_TIME=\(wallSeconds)",
             "UPLINK_PRIMARY_REASON=\(primaryReason?.rawValue ?? "")",
-            "UPLINK_RTT_MS=\(quality?.roundTripMilliseconds.map(String.init) ?? "")",
-            "UPLINK_LOSS_PCT=\(quality?.lossPercent.map(String.init) ?? "")",
+            "UPLINK_RTT_MS=\(text(quality?.roundTripMilliseconds))",
+            "UPLINK_LOSS_PCT=\(text(quality?.lossPercent))",
             "UPLINK_PRIMARY_IPV4=\(familyPrimaries[.ipv4]?.value ?? "")",
             "UPLINK_PRIMARY_IPV6=\(familyPrimaries[.ipv6]?.value ?? "")",
             "UPLINK_PREVIOUS_PRIMARY_IPV4=\(previousFamilyPrimaries[.ipv4]?.value ?? "")",
             "UPLINK_PREVIOUS_PRIMARY_IPV6=\(previousFamilyPrimaries[.ipv6]?.value ?? "")",
-            "UPLINK_PREVIOUS_ADDRESSES=\(previousAddresses.map { "\($0)" }.joined(separator: " "))",
-            "UPLINK_PREVIOUS_IPV4_ADDRESSES=\((previousFamilyAddresses[.ipv4] ?? []).map { "\($0)" }.joined(separator: " "))",
-            "UPLINK_PREVIOUS_IPV6_ADDRESSES=\((previousFamilyAddresses[.ipv6] ?? []).map { "\($0)" }.joined(separator: " "))",
-            "UPLINK_SESSION_SECONDS_REMAINING=\(session.secondsRemaining(atWallSeconds: wallSeconds).map(String.init) ?? "")",
-            "UPLINK_SESSION_BYTES_REMAINING=\(session.bytesRemaining.map(String.init) ?? "")",
+            "UPLINK_PREVIOUS_ADDRESSES=\(list(previousAddresses))",
+            "UPLINK_PREVIOUS_IPV4_ADDRESSES=\(list(previousFamilyAddresses[.ipv4]))",
+            "UPLINK_PREVIOUS_IPV6_ADDRESSES=\(list(previousFamilyAddresses[.ipv6]))",
+        ]
+        let rest: [String] = [
+            "UPLINK_SESSION_SECONDS_REMAINING=\(text(session.secondsRemaining(atWallSeconds: wallSeconds)))",
+            "UPLINK_SESSION_BYTES_REMAINING=\(text(session.bytesRemaining))",
             "UPLINK_CONFIG=\(configurationPath ?? "")",
             "UPLINK_RECOVERY_STEP=\(recoveryStep?.rawValue ?? "")",
             "UPLINK_PLAN_THRESHOLD=\(planThreshold.map { "\($0)" } ?? "")",
-        ] + network.environment + routing.environment + (modem?.environment ?? [])
-            + (plan?.environment ?? PlanStatus.emptyEnvironment)
+        ]
+        let modem: [String] = self.modem?.environment ?? []
+        let plan: [String] = self.plan?.environment ?? PlanStatus.emptyEnvironment
+        return verdict + primary + rest + network.environment + routing.environment + modem + plan
     }
 }

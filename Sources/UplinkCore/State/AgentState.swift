@@ -150,10 +150,12 @@ extension AgentState {
 extension UplinkStatus {
     /// One uplink as in `status --json`'s `uplinks` array (and an MQTT uplink topic).
     public var json: JSONValue {
-        .object([
+        // In parts with their type written out: as one literal, Swift 6.0's type
+        // checker gives up on it.
+        let verdict: [(String, JSONValue)] = [
             ("interface", .string(interface.value)),
             ("kind", .string(kind.rawValue)),
-            ("verdict", .string(verdict.rawValue)),
+            ("verdict", .string(self.verdict.rawValue)),
             ("reason", .string(reason.rawValue)),
             ("since", .int(sinceWallSeconds)),
             ("portal_url", .optional(portalURL)),
@@ -163,21 +165,29 @@ extension UplinkStatus {
             ])),
             ("dns_source", .optional(dnsSource?.rawValue)),
             ("dns_per_uplink", .bool(dnsSource?.isPerUplink ?? false)),
+        ]
+        let cost: [(String, JSONValue)] = [
             ("bytes_today", .int(bytesToday)),
-            ("budget_bytes", budgetBytes.map(JSONValue.int) ?? .null),
+            ("budget_bytes", .number(budgetBytes)),
             ("budget_exhausted", .bool(budgetExhausted)),
             ("metered", .bool(metered)),
-            ("rtt_ms", quality.figures.roundTripMilliseconds.map(JSONValue.int) ?? .null),
-            ("rtt_variation_ms", quality.figures.roundTripVariationMilliseconds.map(JSONValue.int) ?? .null),
-            ("loss_pct", quality.figures.lossPercent.map(JSONValue.int) ?? .null),
-            ("degraded", .bool(quality.degraded)),
-            ("flap_penalty", .int(quality.flapPenalty)),
-            ("suppressed", .bool(quality.suppressed)),
-            ("session_ends", session.endsWallSeconds.map(JSONValue.int) ?? .null),
-            ("session_bytes_remaining", session.bytesRemaining.map(JSONValue.int) ?? .null),
+        ]
+        let figures = quality.figures
+        let quality: [(String, JSONValue)] = [
+            ("rtt_ms", .number(figures.roundTripMilliseconds)),
+            ("rtt_variation_ms", .number(figures.roundTripVariationMilliseconds)),
+            ("loss_pct", .number(figures.lossPercent)),
+            ("degraded", .bool(self.quality.degraded)),
+            ("flap_penalty", .int(self.quality.flapPenalty)),
+            ("suppressed", .bool(self.quality.suppressed)),
+        ]
+        let rest: [(String, JSONValue)] = [
+            ("session_ends", .number(session.endsWallSeconds)),
+            ("session_bytes_remaining", .number(session.bytesRemaining)),
             ("modem", modem?.json ?? .null),
             ("plan", plan?.json ?? .null),
             ("standby", .string(standby.rawValue)),
-        ])
+        ]
+        return .object(verdict + cost + quality + rest)
     }
 }

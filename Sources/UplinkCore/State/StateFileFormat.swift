@@ -28,24 +28,42 @@ package enum StateFileFormat {
             "primary-ipv6 \(state.familyPrimaries[.ipv6]?.value ?? "-")",
         ]
         for uplink in state.uplinks {
-            let fields: [String] = [
-                "uplink", uplink.interface.value, uplink.kind.rawValue, uplink.verdict.rawValue, uplink.reason.rawValue,
-                String(uplink.sinceWallSeconds), uplink.ipv4?.rawValue ?? "-", uplink.ipv6?.rawValue ?? "-",
-                String(uplink.bytesToday), uplink.budgetBytes.map(String.init) ?? "-",
-                uplink.budgetExhausted ? "yes" : "no", uplink.portalURL.map(urlToken) ?? "-",
-                uplink.ipv4Reason?.rawValue ?? "-", uplink.ipv6Reason?.rawValue ?? "-",
-                uplink.dnsSource?.rawValue ?? "-", uplink.metered ? "yes" : "no",
-                uplink.quality.figures.roundTripMilliseconds.map(String.init) ?? "-",
-                uplink.quality.figures.roundTripVariationMilliseconds.map(String.init) ?? "-",
-                uplink.quality.figures.lossPercent.map(String.init) ?? "-",
-                uplink.quality.degraded ? "yes" : "no", String(uplink.quality.flapPenalty),
-                uplink.quality.suppressed ? "yes" : "no",
-                uplink.session.endsWallSeconds.map(String.init) ?? "-", uplink.session.bytesRemaining.map(String.init) ?? "-",
-            ] + modemFields(uplink.modem) + planFields(uplink.plan) + [uplink.standby.rawValue]
+            let fields = ["uplink"] + verdictFields(uplink) + qualityFields(uplink)
+                + modemFields(uplink.modem) + planFields(uplink.plan) + [uplink.standby.rawValue]
             lines.append(fields.joined(separator: " "))
         }
         return lines.joined(separator: "\n") + "\n"
     }
+
+    /// Columns 2 to 16: the verdict, its families, probe bytes, the portal, DNS, metering.
+    static func verdictFields(_ uplink: UplinkStatus) -> [String] {
+        // Two arrays with their type written out: as one literal, Swift 6.0's type
+        // checker gives up on it.
+        let verdict: [String] = [
+            uplink.interface.value, uplink.kind.rawValue, uplink.verdict.rawValue, uplink.reason.rawValue,
+            String(uplink.sinceWallSeconds), uplink.ipv4?.rawValue ?? "-", uplink.ipv6?.rawValue ?? "-",
+        ]
+        let rest: [String] = [
+            String(uplink.bytesToday), optional(uplink.budgetBytes),
+            uplink.budgetExhausted ? "yes" : "no", uplink.portalURL.map(urlToken) ?? "-",
+            uplink.ipv4Reason?.rawValue ?? "-", uplink.ipv6Reason?.rawValue ?? "-",
+            uplink.dnsSource?.rawValue ?? "-", uplink.metered ? "yes" : "no",
+        ]
+        return verdict + rest
+    }
+
+    /// Columns 17 to 24: quality, damping and the captive-portal session.
+    static func qualityFields(_ uplink: UplinkStatus) -> [String] {
+        let figures = uplink.quality.figures
+        return [
+            optional(figures.roundTripMilliseconds), optional(figures.roundTripVariationMilliseconds),
+            optional(figures.lossPercent), uplink.quality.degraded ? "yes" : "no", String(uplink.quality.flapPenalty),
+            uplink.quality.suppressed ? "yes" : "no",
+            optional(uplink.session.endsWallSeconds), optional(uplink.session.bytesRemaining),
+        ]
+    }
+
+    private static func optional(_ number: Int?) -> String { number.map(String.init) ?? "-" }
 
     /// Columns 25 to 36: the modem that carries the uplink ("-" where unknown).
     static func modemFields(_ modem: ModemStatus?) -> [String] {

@@ -15,6 +15,8 @@ public enum JSONValue: Sendable, Equatable {
 
     package static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
 
+    package static func number(_ value: Int?) -> JSONValue { value.map(JSONValue.int) ?? .null }
+
     public func serialized() -> String {
         var output = ""
         write(to: &output)

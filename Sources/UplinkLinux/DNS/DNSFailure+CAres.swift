@@ -1,4 +1,5 @@
 import CAres
+import CAresShim
 import UplinkCore
 
 extension DNSFailure {
@@ -6,10 +7,11 @@ extension DNSFailure {
     static func status(_ status: Int32) -> DNSFailure {
         let kind: Kind
         switch status {
-        case ARES_ENOTFOUND: kind = .notFound
-        case ARES_ENODATA: kind = .noData
-        case ARES_ETIMEOUT: kind = .timeout
-        case ARES_ESERVFAIL, ARES_EREFUSED, ARES_EBADRESP, ARES_ECONNREFUSED, ARES_EFORMERR: kind = .serverError
+        case uplinkd_ares_enotfound: kind = .notFound
+        case uplinkd_ares_enodata: kind = .noData
+        case uplinkd_ares_etimeout: kind = .timeout
+        case uplinkd_ares_eservfail, uplinkd_ares_erefused, uplinkd_ares_ebadresp, uplinkd_ares_econnrefused,
+             uplinkd_ares_eformerr: kind = .serverError
         default: kind = .other
         }
         return DNSFailure(kind: kind, code: Int(status), message: String(cString: ares_strerror(status)))

@@ -38,7 +38,7 @@ package final class DNSResolver: NameResolving {
             loop.schedule(afterMilliseconds: 0) { completion(DNSLookup(result: .failure(failure), bytes: 0)) }
             return
         }
-        guard DNSResolver.libraryInit == ARES_SUCCESS else {
+        guard DNSResolver.libraryInit == uplinkd_ares_success else {
             let failure = DNSFailure.status(DNSResolver.libraryInit)
             loop.schedule(afterMilliseconds: 0) { completion(DNSLookup(result: .failure(failure), bytes: 0)) }
             return
@@ -95,7 +95,7 @@ private final class Lookup {
         let tries = (1...3).last { timeoutMilliseconds / (((1 << $0) - 1) * serverCount) >= 100 } ?? 1
         let perTry = max(50, timeoutMilliseconds / (((1 << tries) - 1) * serverCount))
         var status = uplinkd_ares_channel_new(&channel, Int32(perTry), Int32(tries), Lookup.socketStateTrampoline, user)
-        guard status == ARES_SUCCESS, let channel else { return finish(.failure(.status(status))) }
+        guard status == uplinkd_ares_success, let channel else { return finish(.failure(.status(status))) }
         // The configure callback runs before connect(): binding later would leave the
         // route and source address chosen through the primary.
         // The shim opens the sockets (non-blocking, close-on-exec) to count their bytes.
@@ -103,11 +103,11 @@ private final class Lookup {
         if interface != nil { ares_set_socket_configure_callback(channel, Lookup.socketCreatedTrampoline, user) }
         let list = servers.map { $0.family == .ipv6 ? "[\($0)]:53" : "\($0):53" }.joined(separator: ",")
         status = ares_set_servers_ports_csv(channel, list)
-        guard status == ARES_SUCCESS else { return finish(.failure(.status(status))) }
+        guard status == uplinkd_ares_success else { return finish(.failure(.status(status))) }
 
         deadlineTimer = loop.schedule(afterMilliseconds: timeoutMilliseconds) { [weak self] in
             self?.deadlineTimer = nil
-            self?.finish(.failure(DNSFailure(kind: .timeout, code: Int(ARES_ETIMEOUT), message: "no answer within \(timeoutMilliseconds) ms")))
+            self?.finish(.failure(DNSFailure(kind: .timeout, code: Int(uplinkd_ares_etimeout), message: "no answer within \(timeoutMilliseconds) ms")))
         }
         var hints = ares_addrinfo_hints()
         hints.ai_flags = ARES_AI_NOSORT
@@ -130,7 +130,7 @@ private final class Lookup {
     private static let answerTrampoline: ares_addrinfo_callback = { user, status, _, result in
         let lookup = Unmanaged<Lookup>.fromOpaque(user!).takeUnretainedValue()
         defer { if let result { ares_freeaddrinfo(result) } }
-        guard status == ARES_SUCCESS, let result else {
+        guard status == uplinkd_ares_success, let result else {
             if lookup.bindErrno != 0 {
                 let error = SystemError("binding DNS query to interface", errno: lookup.bindErrno)
                 return lookup.finish(.failure(DNSFailure(kind: .bindFailed, code: Int(lookup.bindErrno), message: "\(error)")))
