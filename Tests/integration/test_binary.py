@@ -41,6 +41,28 @@ def test_swift_regex_is_not_linked():
                        f"`swift demangle` names the call), e.g. {found[:5]}")
 
 
+# Swift Concurrency's runtime: only the embedding target (UplinkMonitor) uses it. A
+# closure formed in main.swift's top-level code (main-actor code in Swift 6) carries a
+# run-time isolation check that pulled the whole runtime into the static binary
+# (0.7 MiB); a debug build shows the same calls as undefined symbols.
+# (The core runtime itself holds a hook variable named after swift_task_: only the
+# Concurrency module's own names and the runtime's entry points count.)
+def is_concurrency(name):
+    return "12_Concurrency" in name or name.startswith(("swift_task_", "swift_job_"))
+
+
+def test_swift_concurrency_is_not_linked():
+    if shutil.which("nm") is None:
+        pytest.fail("nm is not installed (binutils; bash .ci/setup installs it)")
+    binary = require_binary()
+    names = symbols(binary)
+    if not names:
+        pytest.skip(f"{binary} is stripped: no symbols to look at")
+    found = sorted(n for n in names if is_concurrency(n))
+    assert not found, (f"{binary} uses Swift Concurrency ({len(found)} symbols; look for a closure or an "
+                       f"async call in main-actor code), e.g. {found[:5]}")
+
+
 # Loaded at first use instead (CSystemdShim, README "Dependencies and footprint"):
 # named in NEEDED, each library is loaded and relocated by every run of every
 # command, `uplinkd check` of an ethernet uplink included.
