@@ -1,14 +1,54 @@
 #!/usr/bin/env bash
-# Tests the Debian package in a throwaway Debian root (debootstrap minbase, root
-# needed): install, `uplinkd --version` and a `check` smoke test inside it,
-# `systemd-analyze verify` of the unit, no hook active after install, lintian, an
-# upgrade that keeps an edited conffile, remove and purge leaving nothing behind, and
-# an upgrade from 0.1.0's layout that keeps its hooks running. Prints a transcript and a
-# closing "N passed, N failed" line.
+# Tests the Debian package in a throwaway Debian root of a release and architecture
+# (root needed): the package's dependencies resolve there, install, `uplinkd
+# --version` and a `check` smoke test inside it, `systemd-analyze verify` of the
+# units, no hook active after install, lintian, an upgrade that keeps an edited
+# conffile, remove and purge leaving nothing behind, and an upgrade from 0.1.0's
+# layout that keeps its hooks running. Prints a transcript and a closing
+# "N passed, N failed" line.
 #
-# Usage: bash packaging/test-deb.sh        (builds revisions 1 and 2 first)
+# Usage: bash packaging/test-deb.sh [--arch amd64|arm64] [--release bookworm|trixie]
+#                                   [--build-release bookworm|trixie]
+#   --arch           default: this machine's
+#   --release        the release of the root the package is installed into. Default:
+#                    the release the package is built in.
+#   --build-release  which package: the one build-deb.sh builds in that release.
+#                    Default: build-deb.sh's default for the architecture, the package
+#                    shipped for it (amd64: built on bookworm, for Debian 12 and 13;
+#                    arm64: built on trixie). So `--arch amd64 --release trixie` tests
+#                    the bookworm-built amd64 package on Debian 13.
+#   --no-build       test packaging/out's revisions 1 and 2 of the architecture as
+#                    they are (the ones an earlier run built), to test the same
+#                    package on another release without building it again.
+# Builds revisions 1 and 2 with packaging/build-deb.sh first (one build, packed as
+# both; unless --no-build). The test root is a
+# throwaway overlay of a minimal root kept under ${UPLINKD_ROOTS:-/var/cache/uplinkd-roots}
+# (RELEASE-ARCH-minbase, made with debootstrap when missing; packaging/roots.sh); an
+# arm64 root runs under qemu-user.
 set -euo pipefail
+script=$(realpath "$0")
 cd "$(dirname "$0")/.."
+# shellcheck source=roots.sh
+. packaging/roots.sh
+
+arch=$(dpkg --print-architecture)
+release=""
+build_release=""
+build=yes
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --arch) arch=$2; shift 2 ;;
+        --release) release=$2; shift 2 ;;
+        --build-release) build_release=$2; shift 2 ;;
+        --no-build) build=no; shift ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "test-deb: unknown argument $1 (see --help)" >&2; exit 64 ;;
+    esac
+done
+if [ -z "$build_release" ]; then
+    if [ "$arch" = amd64 ]; then build_release=bookworm; else build_release=trixie; fi
+fi
+release=${release:-$build_release}
 
 passed=0
 failed=0
@@ -32,38 +72,74 @@ if [ "$(id -u)" -ne 0 ]; then
     echo "test-deb: needs root (debootstrap, chroot); skipped"
     exit 0
 fi
+roots_check_arch "$arch"
+namespace_args=(--arch "$arch" --release "$release" --build-release "$build_release")
+[ "$build" = yes ] || namespace_args+=(--no-build)
+roots_enter_namespace "$script" "${namespace_args[@]}"
 
 version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/UplinkCore/Support/UplinkVersion.swift)
-first=$(bash packaging/build-deb.sh 1 | tail -n 1)
-second=$(bash packaging/build-deb.sh 2 | tail -n 1)
-echo "built $first ($(stat -c %s "$first") bytes) and $second"
+if [ "$build" = yes ]; then
+    built=$(bash packaging/build-deb.sh --arch "$arch" --release "$build_release" --revision 1 --revision 2)
+    first=$(tail -n 2 <<<"$built" | head -n 1)
+    second=$(tail -n 1 <<<"$built")
+    echo "built $first ($(stat -c %s "$first") bytes) and $second on $build_release; testing on $release $arch"
+else
+    first=packaging/out/uplinkd_$version-1_$arch.deb
+    second=packaging/out/uplinkd_$version-2_$arch.deb
+    for deb in "$first" "$second"; do
+        [ -f "$deb" ] || { echo "test-deb: --no-build: no $deb (run without --no-build first)" >&2; exit 1; }
+    done
+    echo "testing $first ($(stat -c %s "$first") bytes, built $(date -r "$first" '+%F %T')) and $second on $release $arch"
+fi
 
-root=$(mktemp -d /tmp/uplinkd-deb-root.XXXXXX)
+work=$(mktemp -d /tmp/uplinkd-deb-root.XXXXXX)
 netns=""
 cleanup() {
     [ -z "$netns" ] || ip netns del "$netns" 2>/dev/null || true
-    for mount in "$root/proc" "$root/sys"; do
-        mountpoint -q "$mount" && umount "$mount"
-    done
-    rm -rf "$root"
+    roots_unmount_all
+    roots_remove_work "$work" || true
 }
 trap cleanup EXIT
-mirror=$(sed -n 's/^URIs: //p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
-# The root gets the package's own Depends (as dpkg-shlibdeps computed them: libcurl4,
-# libnl, libc-ares2, ...), so a new library dependency is tested without editing
-# this list, plus what the smoke tests use.
-depends=$(dpkg-deb -f "$first" Depends | tr ',' '\n' | sed 's/[|(].*//; s/ //g' | grep -v '^$' | paste -sd, -)
-debootstrap --variant=minbase --include="$depends,iproute2,init-system-helpers,procps,systemd" \
-    bookworm "$root" "${mirror:-http://deb.debian.org/debian}" > "$root.debootstrap.log" 2>&1 ||
-    { cat "$root.debootstrap.log"; exit 1; }
-rm -f "$root.debootstrap.log"
-mount -t proc proc "$root/proc"
+# A minimal root with what the tests use; the package's own Depends come from the
+# release's archive below (apt-get satisfy), so a new library dependency is tested
+# without editing this list.
+roots_ensure "$release-$arch-minbase" "$release" "$arch" minbase iproute2,init-system-helpers,procps,systemd
+roots_overlay "$roots_path" "$work"
+root=$work/root
 cp "$first" "$second" "$root/tmp/"
 in_root() { chroot "$root" "$@"; }
 
+echo "--- dependencies of $(basename "$first") in $release $arch"
+check "the package is for $arch" bash -c \
+    "[ \"\$(dpkg-deb -f '$first' Architecture)\" = '$arch' ]"
+depends=$(dpkg-deb -f "$first" Depends)
+echo "Depends: $depends"
+roots_apt "$root" update > "$work/apt.log" 2>&1 || { cat "$work/apt.log"; exit 1; }
+satisfy() {
+    roots_apt "$root" -y satisfy "$depends" > "$work/satisfy.log" 2>&1 || { cat "$work/satisfy.log"; return 1; }
+}
+check "the package's dependencies resolve in $release (apt-get satisfy)" satisfy
+if [ "$failed" -ne 0 ]; then
+    echo "package: $passed passed, $failed failed"
+    exit 1
+fi
+
 echo "--- install $(basename "$first")"
 check "dpkg -i succeeds without systemd running" in_root dpkg -i "/tmp/$(basename "$first")"
-check "uplinkd --version runs in the root" in_root /usr/bin/uplinkd --version
+version_out=$(in_root /usr/bin/uplinkd --version 2>&1) && version_status=0 || version_status=$?
+sed 's/^/uplinkd --version: /' <<<"$version_out"
+check "uplinkd --version runs in the root" test "$version_status" -eq 0
+case "$arch" in amd64) machine="X86-64" ;; arm64) machine="AArch64" ;; esac
+check "the packaged binary is an $arch ($machine) program" bash -c \
+    "readelf -h '$root/usr/bin/uplinkd' | grep -q 'Machine:.*$machine'"
+# Packed relative relocations need glibc 2.36's loader, which only the binary's
+# GLIBC_ABI_DT_RELR says (debian/rules adds the Depends dpkg-shlibdeps misses).
+libc_minimum=$(sed -n 's/.*libc6 (>= \([^)]*\)).*/\1/p' <<<"$depends")
+check "Depends asks for libc6 (>= 2.36) when the binary packs relative relocations" bash -c \
+    "! readelf -V '$root/usr/bin/uplinkd' | grep -q GLIBC_ABI_DT_RELR ||
+     dpkg --compare-versions '${libc_minimum:-0}' ge 2.36"
+check "every library the binary needs resolves in $release (ldd)" bash -c \
+    "out=\$(chroot '$root' ldd /usr/bin/uplinkd) && ! grep -q 'not found' <<<\"\$out\""
 # Built with --disable-local-rpath: a search path beside the binary would be tried
 # first for every library at every start.
 check "the packaged binary names no library search path (RUNPATH)" \
@@ -118,8 +194,10 @@ check "systemd-analyze verify accepts the wait-online unit" \
 check "wait-online unit installed but not enabled" bash -c \
     "[ -f '$root/lib/systemd/system/uplinkd-wait-online.service' ] &&
      [ ! -e '$root/etc/systemd/system/network-online.target.wants/uplinkd-wait-online.service' ]"
-lintian_output=$(lintian "$first" 2>&1 | grep -v 'root privileges' || true)
-echo "lintian: ${lintian_output:-clean}"
+# This machine's lintian (Debian 12's) on the binary package and the source package.
+dsc=${second%_*.deb}.dsc
+lintian_output=$(lintian "$second" "$dsc" 2>&1 | grep -v 'root privileges' || true)
+echo "lintian $(lintian --version | cut -d' ' -f2): ${lintian_output:-clean}"
 check "lintian reports no errors" bash -c "! grep -q '^E:' <<<\"\$1\"" _ "$lintian_output"
 
 echo "--- upgrade to $(basename "$second") with an edited conffile"
@@ -169,7 +247,7 @@ for hook in 50-route-failover 60-portal-login 90-notify; do
     echo "/etc/uplinkd/hooks.d/$hook" >> "$old_stage/DEBIAN/conffiles"
 done
 printf 'Package: uplinkd\nVersion: 0.1.0-1\nArchitecture: %s\nMaintainer: test <t@uplinkd.invalid>\nDescription: 0.1.0 layout stand-in\n' \
-    "$(dpkg --print-architecture)" > "$old_stage/DEBIAN/control"
+    "$arch" > "$old_stage/DEBIAN/control"
 dpkg-deb --root-owner-group --build "$old_stage" "$root/tmp/uplinkd-old.deb" >/dev/null
 rm -rf "$old_stage"
 check "the 0.1.0 stand-in installs" in_root dpkg -i /tmp/uplinkd-old.deb

@@ -8,9 +8,11 @@ signal(SIGPIPE, SIG_IGN)
 /// synopsis in uplinkd(8), which ManPageTests checks against this table). A type of
 /// its own, not a top-level value: top-level code runs on the main actor in Swift 6,
 /// and a closure formed there carries a run-time isolation check that links Swift
-/// Concurrency's runtime into the binary (0.7 MiB).
+/// Concurrency's runtime into the binary (0.7 MiB). `nonisolated(unsafe)`: the table
+/// never changes and holds plain functions; written `@Sendable` instead, Swift 6.0's
+/// type checker crashes on it (Debian 13's swiftlang).
 enum Commands {
-    static let table: KeyValuePairs<String, @Sendable (ArraySlice<String>) -> Int32> = [
+    nonisolated(unsafe) static let table: KeyValuePairs<String, (ArraySlice<String>) -> Int32> = [
         "check": CheckCommand.run,
         "links": LinksCommand.run,
         "run": RunCommand.run,
@@ -22,7 +24,7 @@ enum Commands {
         "plan": PlanCommand.run,
     ]
 
-    static func named(_ name: String) -> (@Sendable (ArraySlice<String>) -> Int32)? {
+    static func named(_ name: String) -> ((ArraySlice<String>) -> Int32)? {
         table.first { $0.key == name }?.value
     }
 }
