@@ -25,6 +25,10 @@ int uplinkd_pidfd_open(pid_t pid);
 /* pipe2(2), which glibc declares only under _GNU_SOURCE (not set for Swift's Glibc). */
 int uplinkd_pipe2(int fds[2], int flags);
 
+/* accept4(2) without the peer's address, for the same reason: the agent's MQTT relay
+ * accepts its one client non-blocking and close-on-exec in one call. */
+int uplinkd_accept4(int fd, int flags);
+
 /* What a TCP socket carried at the IP level, from TCP_INFO: payload bytes (sent ones
  * with retransmissions) plus every segment's IP and TCP headers (options included) and
  * the SYN options. glibc's struct tcp_info stops before the byte counters, so the
