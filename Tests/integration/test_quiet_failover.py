@@ -111,9 +111,11 @@ def test_without_a_primary_the_metered_backup_is_looked_at_and_serves_when_back(
         quiet_since = time.monotonic()
         time.sleep(30)
         rounds = [t for t, line in list(run.lines) if t >= quiet_since and ROUND_LINE.search(line)]
-        if len(rounds) < 4:
+        # A round on a dead path lasts its 5 s limit, the next starts 5 s after it: two
+        # or three in 30 s, where the metered schedule would wait 20 minutes.
+        if len(rounds) < 2:
             fail(run, f"wwan0 (metered) had {len(rounds)} full rounds in 30 s without a primary; "
-                      "expected one every few seconds")
+                      "expected one about every 10 s")
         restored = time.time()
         lb.restore("wwan0")
         ok(run.wait_state, lambda s: s["primary"] == "wwan0", 60, "wwan0 primary after its upstream came back")
@@ -159,7 +161,8 @@ def test_the_failover_reaches_a_cloud_broker_during_the_outage(cloud_flab, tmp_p
         events = [e for e in events if e.get("event") == "primary" and e.get("primary") == "wwan0"]
         if not events:
             fail(run, "the primary event for wwan0 did not reach the cloud subscriber during the outage")
-        hook = next(e for e in run.events() if e.event == "primary" and e.t >= cut and e.primary == "wwan0")
+        hook = ok(run.wait_until, lambda: next((e for e in run.events() if e.event == "primary" and e.t >= cut
+                                                and e.primary == "wwan0"), None), 30, "the primary hook for wwan0")
         print(f"\n{'with' if route_hook else 'without'} the route hook: state at the subscriber "
               f"{seen.t - hook.t:.2f} s after the primary hook (figures: the benchmark)")
     finally:
