@@ -256,10 +256,20 @@ package struct AgentCore: Sendable {
 
     /// The primary's traffic raised an alarm that is acted on: a confirming full round,
     /// and the note that says which rule saw what.
+    /// A lone packet on a metered primary is checked by its next light round, now (one
+    /// probe, not the set): that rule's false alarms must stay cheap where bytes cost.
     private mutating func stallAlarm(_ uplink: inout Uplink, windowMilliseconds: Int, now: Instant) -> [Action] {
         let evidence = uplink.traffic.monitor.stallEvidence(at: now.monotonicMilliseconds, windowMilliseconds: windowMilliseconds)
         uplink.traffic.alarmRaised(evidence.rule)
-        requestFullRound(&uplink, .stallAlarm, now: now)
+        switch evidence.rule {
+        case .lonePacket where uplink.metered:
+            uplink.traffic.lightCheckPending = true
+            uplink.schedule.probeNow(at: now.monotonicMilliseconds, settings: uplink.settings)
+        case .lonePacket:
+            requestFullRound(&uplink, .lonePacket, now: now)
+        case .window, .quick:
+            requestFullRound(&uplink, .stallAlarm, now: now)
+        }
         return [.note(.stalled(uplink.name, evidence))]
     }
 

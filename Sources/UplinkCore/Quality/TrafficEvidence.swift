@@ -21,8 +21,10 @@ struct TrafficEvidence: Sendable {
     /// nothing due back, one-way datagrams) must not silence the stronger rules.
     private var lonePauseMilliseconds = TrafficEvidence.falseAlarmPauseMilliseconds.lowerBound
     private var lonePausedUntilMilliseconds = 0
-    /// The rule whose alarm the open doubt is about.
+    /// The rule whose alarm the open doubt (or the light check) is about.
     private var pendingRule: StallRule?
+    /// A lone-packet alarm waits for the light round it asked for (a metered primary).
+    var lightCheckPending = false
     /// Alarms raised by each rule since the agent started (counted whether a full round
     /// proved them right or not).
     private(set) var alarms: [StallRule: Int] = [:]

@@ -223,6 +223,11 @@ extension AgentCore {
         let familyBack = AddressFamily.allCases.contains { family in
             families[family].map { $0.verdict != .online } == true && report.families[family]?.verdict == .online
         }
+        // The light round a metered primary's lone-packet alarm asked for settles it.
+        if uplink.traffic.lightCheckPending {
+            uplink.traffic.lightCheckPending = false
+            uplink.traffic.alarmSettled(validated: held, at: now)
+        }
         if held {
             uplink.lastValidatedMilliseconds = now.monotonicMilliseconds
             uplink.schedule.roundFinished(at: now.monotonicMilliseconds, suspect: false, online: true, settings: uplink.settings)
@@ -270,7 +275,7 @@ extension AgentCore {
             return []
         }
         let validated = looked.assessment.verdict == .online
-        let settlesAlarm = uplink.doubt == .stallAlarm
+        let settlesAlarm = uplink.doubt == .stallAlarm || uplink.doubt == .lonePacket
         uplink.doubtSettled()
         var actions: [Action] = []
         let previous = uplink.machine.verdict

@@ -139,6 +139,28 @@ struct QuietClientTests {
         #expect(driver.primaryChanges == ["eth0"], "every alarm disproved: no failover")
     }
 
+    @Test func aMeteredPrimarysLoneAlarmIsCheckedByItsNextCheapRound() {
+        var driver = CoreDriver(CoreDriver.configuration())
+        driver.links([uplink("wwan0", index: 4, kind: .wwan)])
+        driver.answerAll()
+        driver.advance(to: 30_000)
+        #expect(driver.core.primary == "wwan0" && driver.core.isMetered("wwan0") == true)
+        let before = driver.plans(of: "wwan0").count
+        driver.take(driver.core.trafficSampled("wwan0", receivedPackets: 5, transmittedPackets: 10, now: at(30_000)))
+        for time in stride(from: 30_100, through: 30_600, by: 100) {
+            driver.now = time
+            driver.take(driver.core.trafficSampled("wwan0", receivedPackets: 5, transmittedPackets: 11, now: driver.instant))
+            driver.take(driver.core.tick(now: driver.instant))
+        }
+        // Its next round, now: a bare handshake here (a metered primary keeps liveness
+        // rounds), a single light probe where it has none; never the whole set.
+        let asked = driver.plans(of: "wwan0").dropFirst(before).map(\.purpose)
+        #expect(asked == [.liveness], "one handshake, not the set: \(asked)")
+        driver.answerAll()
+        #expect(driver.core.stallAlarmTotals["wwan0"] == [.lonePacket: 1])
+        #expect(driver.plans(of: "wwan0").dropFirst(before).count == 1, "the light round held: no full round")
+    }
+
     @Test func withoutAPrimaryEveryUplinkIsLookedAtWithinSeconds() {
         var driver = gateway()
         driver.dead = ["eth0", "wlan0", "wwan0"]
