@@ -15,9 +15,10 @@
 #include <signal.h>
 #include <sys/socket.h>
 
-/* SOCK_CLOEXEC and SOCK_DGRAM are enum values behind macros that Swift does not
+/* SOCK_CLOEXEC, SOCK_DGRAM, SOCK_STREAM and SOCK_NONBLOCK are enum values behind macros that Swift does not
  * import the same way in every build. */
-enum { UPLINKD_SOCK_CLOEXEC = SOCK_CLOEXEC, UPLINKD_SOCK_DGRAM = SOCK_DGRAM };
+enum { UPLINKD_SOCK_CLOEXEC = SOCK_CLOEXEC, UPLINKD_SOCK_DGRAM = SOCK_DGRAM, UPLINKD_SOCK_STREAM = SOCK_STREAM,
+       UPLINKD_SOCK_NONBLOCK = SOCK_NONBLOCK };
 
 /* pidfd_open(2): lets the event loop wait for a child with epoll instead of SIGCHLD. */
 int uplinkd_pidfd_open(pid_t pid);

@@ -52,7 +52,7 @@ package final class OwnTrafficRelay {
         self.resolver = resolver
         self.wiring = wiring
         let socket = FileDescriptor(owning: try Syscall.call("socket for the MQTT relay") {
-            Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            Glibc.socket(AF_INET, Int32(UPLINKD_SOCK_STREAM) | Int32(UPLINKD_SOCK_NONBLOCK) | Int32(UPLINKD_SOCK_CLOEXEC), 0)
         }, label: "MQTT relay listener")
         let bound = SocketAddress.with(IPAddress("127.0.0.1")!, port: 0) { bind(socket.rawValue, $0, $1) }
         guard bound == 0 else { throw SystemError("binding the MQTT relay to 127.0.0.1", errno: errno) }
@@ -118,7 +118,7 @@ package final class OwnTrafficRelay {
 
     private func accept() {
         while true {
-            let raw = uplinkd_accept4(listener.rawValue, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            let raw = uplinkd_accept4(listener.rawValue, Int32(UPLINKD_SOCK_NONBLOCK) | Int32(UPLINKD_SOCK_CLOEXEC))
             guard raw >= 0 else { return }
             let client = FileDescriptor(owning: raw, label: "MQTT relay client")
             guard let expected = expectedPeerPort, SocketAddress.port(of: raw, peer: true) == expected else {
@@ -228,7 +228,7 @@ package final class OwnTrafficRelay {
     private func connect(_ address: IPAddress, port: Int, for session: RelaySession) {
         let route = wiring.route(address)
         let domain = address.family == .ipv4 ? AF_INET : AF_INET6
-        let raw = Glibc.socket(domain, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let raw = Glibc.socket(domain, Int32(UPLINKD_SOCK_STREAM) | Int32(UPLINKD_SOCK_NONBLOCK) | Int32(UPLINKD_SOCK_CLOEXEC), 0)
         guard raw >= 0 else { return failed(session, SystemError("socket for the MQTT connection", errno: errno)) }
         let socket = FileDescriptor(owning: raw, label: "MQTT connection")
         if case .primary(let uplink) = route {
