@@ -19,6 +19,10 @@ int uplinkd_pipe2(int fds[2], int flags) {
     return pipe2(fds, flags);
 }
 
+int uplinkd_accept4(int fd, int flags) {
+    return accept4(fd, NULL, NULL, flags);
+}
+
 int uplinkd_tcp_totals(int fd, struct uplinkd_tcp_totals *totals) {
     struct tcp_info info;
     socklen_t length = sizeof info;

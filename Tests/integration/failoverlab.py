@@ -69,6 +69,15 @@ What the tests and the benchmark use:
   and bytes at the IP level (headers included, no link-layer framing).
 - block(iface, name...) / blocked(): one upstream leaves some built-in
   endpoints unanswered (a firewall dropping them), the others keep working.
+- captive(iface, on=True): one upstream becomes a captive portal (every built-in
+  endpoint answers a redirect to its login page) until captive(iface, False).
+- FailoverLab(cloud=True): one more namespace, "cloud", joined to every upstream
+  by a veth (10.234.N.1/30 upstream, 10.234.N.2/30 cloud); it holds CLOUD_ADDR
+  (203.0.113.10) on its loopback, each upstream forwards that address to it, and
+  it routes each uplink's 10.233.N.0/24 back through that uplink's upstream: one
+  host "on the internet" (an MQTT broker in the cloud, mqttlab.MqttBroker with
+  cloud=True) that the gateway reaches through whichever uplink its traffic leaves
+  by. cut(iface) cuts that path too (the forward chain drops 203.0.113.0/24).
 - http_requests(iface) / probe_requests(iface): what each upstream's HTTP server
   logged; dns_queries(iface): what its dnsmasq logged.
 - lan_client(): starts lanclient.py in the LAN namespace (LanClient).
@@ -178,6 +187,10 @@ FAILOVER_UPLINKS = (
     FailoverUplink("wwan0", "cell", 3, "wwan", 300, 300),
 )
 FAILOVER_ROLES = ("gw", "lan") + tuple(u.role for u in FAILOVER_UPLINKS)
+# FailoverLab(cloud=True): a namespace behind every upstream, holding CLOUD_ADDR (a
+# broker "on the internet", reached through whichever uplink carries the traffic).
+CLOUD_ROLE = "cloud"
+CLOUD_ADDR = "203.0.113.10"
 
 
 def unavailable_reason() -> Optional[str]:
@@ -325,7 +338,8 @@ class FailoverLab(Lab):
     namespace_sysctls = Lab.namespace_sysctls + NO_DAD
 
     def __init__(self, dhcp=(), metered_dhcp=(), wait_timeout: float = 40.0,
-                 metrics: Optional[dict] = None, ipv6: bool = False, delays: Optional[dict] = None):
+                 metrics: Optional[dict] = None, ipv6: bool = False, delays: Optional[dict] = None,
+                 cloud: bool = False):
         delays = dict(delays or {})
         by_iface = {u.iface: u for u in FAILOVER_UPLINKS}
         unknown = set(delays) - set(by_iface)
@@ -337,8 +351,10 @@ class FailoverLab(Lab):
         self.delays = delays
         # One relay namespace per delayed uplink (set before Lab names the namespaces).
         self.relay_roles = {iface: f"rly{by_iface[iface].n}" for iface in sorted(delays)}
-        if self.relay_roles:
-            self.roles = FAILOVER_ROLES + tuple(self.relay_roles.values())
+        self.cloud = cloud
+        extra = tuple(self.relay_roles.values()) + ((CLOUD_ROLE,) if cloud else ())
+        if extra:
+            self.roles = FAILOVER_ROLES + extra
         super().__init__()
         self.dhcp = tuple(dhcp)
         self.metered_dhcp = tuple(metered_dhcp)
@@ -366,6 +382,7 @@ class FailoverLab(Lab):
     def _make(self):
         self._make_namespaces()
         self._make_uplinks()
+        self._make_cloud()
         self._start_relays()
         self._make_lan()
         self._make_nftables()
@@ -437,6 +454,22 @@ class FailoverLab(Lab):
             if self.ipv6:
                 self.ip("gw", "-6", "route", "add", "default", "via", u.router6,
                         "dev", u.iface, "metric", str(u.metric6))
+
+    def _make_cloud(self):
+        if not self.cloud:
+            return
+        self.ip(CLOUD_ROLE, "addr", "add", f"{CLOUD_ADDR}/32", "dev", "lo")
+        for u in self.uplinks:
+            upstream, cloud = f"10.234.{u.n}.1", f"10.234.{u.n}.2"
+            self.ip(u.role, "link", "add", f"cl{u.n}", "type", "veth", "peer", "name", f"up{u.n}",
+                    "netns", self.ns[CLOUD_ROLE])
+            self.ip(u.role, "addr", "add", f"{upstream}/30", "dev", f"cl{u.n}")
+            self.ip(CLOUD_ROLE, "addr", "add", f"{cloud}/30", "dev", f"up{u.n}")
+            self.ip(u.role, "link", "set", f"cl{u.n}", "up")
+            self.ip(CLOUD_ROLE, "link", "set", f"up{u.n}", "up")
+            self._sysctl(u.role, "net.ipv4.ip_forward=1")
+            self.ip(u.role, "route", "add", f"{CLOUD_ADDR}/32", "via", cloud)
+            self.ip(CLOUD_ROLE, "route", "add", f"10.233.{u.n}.0/24", "via", upstream)
 
     def _make_lan(self):
         self.ip("gw", "link", "add", LAN_IFACE_GW, "type", "veth",
@@ -511,17 +544,31 @@ class FailoverLab(Lab):
     def block_file(self, iface: str) -> Path:
         return self.dir / "run" / f"blocked-{iface}"
 
+    def portal_file(self, iface: str) -> Path:
+        return self.dir / "run" / f"portal-{iface}"
+
+    def captive(self, iface: str, on: bool = True):
+        """iface's upstream answers every built-in endpoint with a redirect to its
+        login page (a venue's Wi-Fi before login), from the next request on;
+        on=False: the portal is gone (logged in)."""
+        self.uplink(iface)
+        if on:
+            self.portal_file(iface).write_text("captive\n")
+        else:
+            self.portal_file(iface).unlink(missing_ok=True)
+
     def _start_http(self):
         for u in self.uplinks:
             self.http[u.iface] = self.procs.start_ready(
                 f"inetserver-{u.iface}", u.role,
                 [sys.executable, str(INETSERVER), "--role", u.role, "--log", str(self.http_log(u.iface)),
-                 "--block-file", str(self.block_file(u.iface))])
+                 "--block-file", str(self.block_file(u.iface)), "--portal-file", str(self.portal_file(u.iface))])
             if self.ipv6:
                 self.http6[u.iface] = self.procs.start_ready(
                     f"inetserver6-{u.iface}", u.role,
                     [sys.executable, str(INETSERVER), "--role", u.role, "--bind", INTERNET6_ADDR,
-                     "--log", str(self.http6_log(u.iface)), "--block-file", str(self.block_file(u.iface))])
+                     "--log", str(self.http6_log(u.iface)), "--block-file", str(self.block_file(u.iface)),
+                     "--portal-file", str(self.portal_file(u.iface))])
 
     def block(self, iface: str, *names: str):
         """iface's upstream leaves requests for these built-in endpoints (apple,
@@ -698,7 +745,9 @@ class FailoverLab(Lab):
                    f"  chain input {{ type filter hook input priority -200; policy accept;\n"
                    f"    ip daddr 203.0.113.0/24 drop\n    ip6 daddr {INTERNET6_NET} drop\n  }}\n"
                    f"  chain output {{ type filter hook output priority -200; policy accept;\n"
-                   f"    ip saddr 203.0.113.0/24 drop\n    ip6 saddr {INTERNET6_NET} drop\n  }}\n}}\n")
+                   f"    ip saddr 203.0.113.0/24 drop\n    ip6 saddr {INTERNET6_NET} drop\n  }}\n"
+                   f"  chain forward {{ type filter hook forward priority -200; policy accept;\n"
+                   f"    ip daddr 203.0.113.0/24 drop\n    ip saddr 203.0.113.0/24 drop\n  }}\n}}\n")
         run(self.exec_argv(self.uplink(iface).role, ["nft", "-f", "-"]), input=ruleset)
 
     def break_ipv6(self, iface: str):

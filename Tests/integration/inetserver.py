@@ -31,6 +31,11 @@ close` (or speaks HTTP/1.0); an idle connection is closed after --idle seconds
 (default 5, like Apache's KeepAliveTimeout). --log FILE appends one line per
 request: "WALLTIME CLIENT HOST PATH STATUS RESPONSE_BYTES".
 
+--portal-file FILE (looked for before every request): while it exists, this
+upstream is a captive portal: every built-in endpoint answers "302 Found" with
+Location http://portal.lab.invalid/login (logged with status 302), as a venue's
+Wi-Fi before its login.
+
 --block-file FILE (read before every request) names endpoints, one per line
 (apple, google, firefox, microsoft, debian), that are "blocked" as a firewall
 dropping them would: the request is read and never answered (the connection is
@@ -39,6 +44,7 @@ held until the client gives up, at most 60 s); its log line has status
 """
 
 import argparse
+import os
 import email.utils
 import socket
 import socketserver
@@ -135,6 +141,11 @@ def endpoint(host, path):
     return name
 
 
+PORTAL_ANSWER = ("302 Found", [("Date", None), ("Location", "http://portal.lab.invalid/login"),
+                                ("Content-Type", "text/html"), ("Content-Length", None), ("Connection", None)],
+                 b"<html><body>Please log in.</body></html>\n")
+
+
 def answer(host, target, role):
     """(status, headers, body) for one request."""
     parts = urlsplit(target)
@@ -213,7 +224,10 @@ class Handler(socketserver.BaseRequestHandler):
                 except OSError:
                     pass
                 return
-            status, hdrs, body = answer(host, target, self.server.role)
+            if self.server.captive() and endpoint(host.lower(), urlsplit(target).path) is not None:
+                status, hdrs, body = PORTAL_ANSWER
+            else:
+                status, hdrs, body = answer(host, target, self.server.role)
             data = build_response(status, hdrs, body, keep_alive, send_body=method != "HEAD")
             try:
                 sock.sendall(data)
@@ -228,11 +242,11 @@ class InetServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, addr, role, log_path, idle, block_file=None):
+    def __init__(self, addr, role, log_path, idle, block_file=None, portal_file=None):
         if ":" in addr[0]:                 # an IPv6 address (FailoverLab(ipv6=True))
             self.address_family = socket.AF_INET6
         super().__init__(addr, Handler)
-        self.role, self.idle, self.block_file = role, idle, block_file
+        self.role, self.idle, self.block_file, self.portal_file = role, idle, block_file, portal_file
         self._lock = threading.Lock()
         self._log = open(log_path, "a", buffering=1) if log_path else None
 
@@ -244,6 +258,9 @@ class InetServer(socketserver.ThreadingTCPServer):
                 return {line.strip() for line in f if line.strip()}
         except OSError:
             return set()
+
+    def captive(self):
+        return bool(self.portal_file) and os.path.exists(self.portal_file)
 
     def record(self, client, host, target, status, nbytes):
         if self._log is None:
@@ -261,8 +278,9 @@ def main():
     ap.add_argument("--log", help="append one line per request to this file")
     ap.add_argument("--idle", type=float, default=5.0, help="keep-alive idle timeout, s")
     ap.add_argument("--block-file", help="endpoints to leave unanswered, one name a line")
+    ap.add_argument("--portal-file", help="while this file exists, every endpoint redirects to a portal")
     args = ap.parse_args()
-    serve(InetServer((args.bind, args.port), args.role, args.log, args.idle, args.block_file),
+    serve(InetServer((args.bind, args.port), args.role, args.log, args.idle, args.block_file, args.portal_file),
           poll_interval=0.5)
     return 0
 

@@ -69,12 +69,21 @@ def make_server_cert(directory: Path, ca_key: Path, ca_cert: Path, address: str)
 
 
 class MqttBroker:
-    def __init__(self, lab, directory: Path, *, extra_config: str = ""):
+    """cloud=True (a FailoverLab(cloud=True)): the broker is on the internet instead,
+    at failoverlab.CLOUD_ADDR in the lab's cloud namespace, reached through whichever
+    uplink the gateway's traffic leaves by (and cut with it)."""
+
+    def __init__(self, lab, directory: Path, *, extra_config: str = "", cloud: bool = False):
         self.lab = lab
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.dir, 0o755)
-        self.ns = f"{lab.tag}-mq"
+        self.cloud = cloud
+        if cloud:
+            from failoverlab import CLOUD_ADDR, CLOUD_ROLE
+            self.ns, self.address = lab.ns[CLOUD_ROLE], CLOUD_ADDR
+        else:
+            self.ns, self.address = f"{lab.tag}-mq", BROKER_ADDR
         self.extra_config = extra_config
         self.proc = None
         self.log = self.dir / "mosquitto.log"
@@ -82,22 +91,23 @@ class MqttBroker:
 
     # -- set-up --------------------------------------------------------------
     def build(self):
-        run(["ip", "netns", "add", self.ns])
-        self._made_ns = True
-        run(["ip", "-n", self.ns, "link", "set", "lo", "up"])
-        run(["ip", "-n", self.lab.gw, "link", "add", GW_IFACE, "type", "veth",
-             "peer", "name", "up-mq0", "netns", self.ns])
-        run(["ip", "-n", self.lab.gw, "addr", "add", f"{GATEWAY_ADDR}/24", "dev", GW_IFACE])
-        run(["ip", "-n", self.ns, "addr", "add", f"{BROKER_ADDR}/24", "dev", "up-mq0"])
-        run(["ip", "-n", self.lab.gw, "link", "set", GW_IFACE, "up"])
-        run(["ip", "-n", self.ns, "link", "set", "up-mq0", "up"])
+        if not self.cloud:
+            run(["ip", "netns", "add", self.ns])
+            self._made_ns = True
+            run(["ip", "-n", self.ns, "link", "set", "lo", "up"])
+            run(["ip", "-n", self.lab.gw, "link", "add", GW_IFACE, "type", "veth",
+                 "peer", "name", "up-mq0", "netns", self.ns])
+            run(["ip", "-n", self.lab.gw, "addr", "add", f"{GATEWAY_ADDR}/24", "dev", GW_IFACE])
+            run(["ip", "-n", self.ns, "addr", "add", f"{BROKER_ADDR}/24", "dev", "up-mq0"])
+            run(["ip", "-n", self.lab.gw, "link", "set", GW_IFACE, "up"])
+            run(["ip", "-n", self.ns, "link", "set", "up-mq0", "up"])
         self.passwords = self.dir / "passwords"
         for index, (user, password) in enumerate(PASSWORDS.items()):
             argv = [tool_path("mosquitto_passwd"), "-b"] + (["-c"] if index == 0 else []) + [str(self.passwords), user, password]
             run(argv)
         os.chmod(self.passwords, 0o600)
         self.ca_key, self.ca_cert = make_ca(self.dir, "ca")
-        self.server_key, self.server_cert = make_server_cert(self.dir, self.ca_key, self.ca_cert, BROKER_ADDR)
+        self.server_key, self.server_cert = make_server_cert(self.dir, self.ca_key, self.ca_cert, self.address)
         _, self.untrusted_ca = make_ca(self.dir, "untrusted")
         (self.dir / "persistence").mkdir(exist_ok=True)
         self.config = self.dir / "mosquitto.conf"
@@ -113,8 +123,8 @@ class MqttBroker:
             f"log_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
             f"connection_messages true\n"
             f"max_queued_messages 1000\n"
-            f"listener 1883 {BROKER_ADDR}\n"
-            f"listener 8883 {BROKER_ADDR}\n"
+            f"listener 1883 {self.address}\n"
+            f"listener 8883 {self.address}\n"
             f"cafile {self.ca_cert}\ncertfile {self.server_cert}\nkeyfile {self.server_key}\n"
             + self.extra_config)
         return self
@@ -178,7 +188,7 @@ class MqttBroker:
         return path
 
     def mqtt_section(self, credentials: Path, *, tls=False, ca=None, node="gw1", extra="") -> str:
-        broker = f"mqtts://{BROKER_ADDR}:8883" if tls else f"mqtt://{BROKER_ADDR}:1883"
+        broker = f"mqtts://{self.address}:8883" if tls else f"mqtt://{self.address}:1883"
         text = f"\n[mqtt]\nbroker = {broker}\ncredentials-file = {credentials}\nnode-id = {node}\n"
         if tls:
             text += f"ca-file = {ca or self.ca_cert}\n"
@@ -202,7 +212,7 @@ class Subscriber:
     def __init__(self, broker: MqttBroker, topics, path: Path, *, persistent=False, client_id="observer"):
         self.broker = broker
         self.path = Path(path)
-        argv = [tool_path("mosquitto_sub"), "-h", BROKER_ADDR, "-p", "1883", "-u", "observer",
+        argv = [tool_path("mosquitto_sub"), "-h", broker.address, "-p", "1883", "-u", "observer",
                 "-P", PASSWORDS["observer"], "-q", "1", "-F", "%U\t%r\t%q\t%t\t%p", "-i", client_id]
         if persistent:
             argv += ["-c"]

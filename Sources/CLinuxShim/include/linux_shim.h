@@ -15,15 +15,20 @@
 #include <signal.h>
 #include <sys/socket.h>
 
-/* SOCK_CLOEXEC and SOCK_DGRAM are enum values behind macros that Swift does not
+/* SOCK_CLOEXEC, SOCK_DGRAM, SOCK_STREAM and SOCK_NONBLOCK are enum values behind macros that Swift does not
  * import the same way in every build. */
-enum { UPLINKD_SOCK_CLOEXEC = SOCK_CLOEXEC, UPLINKD_SOCK_DGRAM = SOCK_DGRAM };
+enum { UPLINKD_SOCK_CLOEXEC = SOCK_CLOEXEC, UPLINKD_SOCK_DGRAM = SOCK_DGRAM, UPLINKD_SOCK_STREAM = SOCK_STREAM,
+       UPLINKD_SOCK_NONBLOCK = SOCK_NONBLOCK };
 
 /* pidfd_open(2): lets the event loop wait for a child with epoll instead of SIGCHLD. */
 int uplinkd_pidfd_open(pid_t pid);
 
 /* pipe2(2), which glibc declares only under _GNU_SOURCE (not set for Swift's Glibc). */
 int uplinkd_pipe2(int fds[2], int flags);
+
+/* accept4(2) without the peer's address, for the same reason: the agent's MQTT relay
+ * accepts its one client non-blocking and close-on-exec in one call. */
+int uplinkd_accept4(int fd, int flags);
 
 /* What a TCP socket carried at the IP level, from TCP_INFO: payload bytes (sent ones
  * with retransmissions) plus every segment's IP and TCP headers (options included) and

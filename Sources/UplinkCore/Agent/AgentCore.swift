@@ -233,22 +233,49 @@ package struct AgentCore: Sendable {
         }
         var actions: [Action] = []
         let quick = TrafficMonitor.QuickStall.of(uplink.figures, windowMilliseconds: window)
+        let lone = TrafficMonitor.LonePacket.of(uplink.figures, windowMilliseconds: window)
         switch uplink.traffic.monitor.sample(receivedPackets: receivedPackets, transmittedPackets: transmittedPackets,
-                                             at: at, windowMilliseconds: window, quick: quick) {
+                                             at: at, windowMilliseconds: window, quick: quick, lone: lone) {
         case .flowing(answered: true):
             uplink.traffic.answered(at: now)
         case .stalled where !uplink.traffic.alarmsPaused(at: now) && uplink.doubt == nil:
-            let evidence = uplink.traffic.monitor.stallEvidence(at: at, windowMilliseconds: quick?.windowMilliseconds ?? window)
-            requestFullRound(&uplink, .stallAlarm, now: now)
-            actions = [.note(.stalled(name, evidence))]
+            let rule = uplink.traffic.monitor.lastAlarmRule
+            actions = stallAlarm(&uplink, windowMilliseconds: rule == .quick ? quick?.windowMilliseconds ?? window : window,
+                                 now: now)
         case .stalled:
             // Not acted on now (paused, or a round pending): keep reporting it.
             uplink.traffic.monitor.rearm()
+        case .lonePacket where !uplink.traffic.alarmsPaused(at: now, rule: .lonePacket) && uplink.doubt == nil:
+            actions = stallAlarm(&uplink, windowMilliseconds: lone?.windowMilliseconds ?? window, now: now)
         default:
             break
         }
         uplinks[name] = uplink
         return actions.isEmpty ? [] : actions + dueRounds(now: now)
+    }
+
+    /// The primary's traffic raised an alarm that is acted on: a confirming full round,
+    /// and the note that says which rule saw what.
+    /// A lone packet on a metered primary is checked by its next light round, now (one
+    /// probe, not the set): that rule's false alarms must stay cheap where bytes cost.
+    private mutating func stallAlarm(_ uplink: inout Uplink, windowMilliseconds: Int, now: Instant) -> [Action] {
+        let evidence = uplink.traffic.monitor.stallEvidence(at: now.monotonicMilliseconds, windowMilliseconds: windowMilliseconds)
+        uplink.traffic.alarmRaised(evidence.rule)
+        switch evidence.rule {
+        case .lonePacket where uplink.metered:
+            uplink.traffic.lightCheckPending = true
+            uplink.schedule.probeNow(at: now.monotonicMilliseconds, settings: uplink.settings)
+        case .lonePacket:
+            requestFullRound(&uplink, .lonePacket, now: now)
+        case .window, .quick:
+            requestFullRound(&uplink, .stallAlarm, now: now)
+        }
+        return [.note(.stalled(uplink.name, evidence))]
+    }
+
+    /// Stall alarms acted on since start, per uplink and rule (the metrics export).
+    package var stallAlarmTotals: [InterfaceName: [StallRule: Int]] {
+        uplinks.compactMapValues { $0.traffic.alarms.isEmpty ? nil : $0.traffic.alarms }
     }
 
     /// Time passed: start due rounds, end hold-downs, climb recovery ladders.
@@ -268,7 +295,7 @@ package struct AgentCore: Sendable {
             let settled = uplink.quality.sinceMilliseconds + policy.degradedForMilliseconds
             if settled > latestMilliseconds { wakes.append(settled) }
         }
-        wakes += uplinks.values.filter { $0.round.isIdle && !isResting($0) }.compactMap(\.schedule.nextDueMilliseconds)
+        wakes += uplinks.values.filter { $0.round.isIdle && !isResting($0) }.compactMap(nextDueMilliseconds)
         if let standby = nextStandbyWakeMilliseconds { wakes.append(standby) }
         if let ladder = nextLadderStepMilliseconds { wakes.append(ladder) }
         return wakes.min()

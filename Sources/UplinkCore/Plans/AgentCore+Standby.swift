@@ -56,7 +56,7 @@ extension AgentCore {
     /// The primary is in doubt on evidence against it: the backup that would take over
     /// is needed soon (its verification, or its bearer, starts now).
     var primaryInDoubt: Bool {
-        selector.primary.flatMap { uplinks[$0]?.doubt?.suspectsUplink } ?? false
+        selector.primary.flatMap { uplinks[$0]?.doubt.map { $0.suspectsUplink && $0.wakesColdBackups } } ?? false
     }
 
     /// A cold backup waiting: no periodic round while another uplink is primary. A

@@ -103,14 +103,16 @@ package struct MQTTSession: Sendable {
         connected = true
         connectionUplink = uplink
         connectionKeepAliveSeconds = keepAliveSeconds ?? self.keepAliveSeconds
+        // What happened while away (the failover this connection was made after) goes
+        // first: it is what the operator most needs, and a small message.
         var messages = [MQTTMessage(topic: topics.availability, payload: MQTTPayload.online, qos: 1, retain: true)]
+        messages += drainEvents()
         if let discovery, published[discovery.primaryConfig.topic] == nil {
             messages += remember([discovery.primaryConfig])
         }
         if let state {
             messages += stateMessages(state, force: true, now: now)
         }
-        messages += drainEvents()
         return messages
     }
 

@@ -10,6 +10,9 @@ package struct MetricCounters: Sendable, Equatable {
     /// Bytes of probes sent and received by uplink since the agent started; unlike the
     /// daily budget's count it never goes back to 0 (`ByteBudget.totalBytes`).
     package var probeBytes: [InterfaceName: Int] = [:]
+    /// Stall alarms the agent acted on, by uplink and rule (the primary's traffic as
+    /// evidence; the lone-packet rule's false alarms are its cost, counted here).
+    package var stallAlarms: [InterfaceName: [StallRule: Int]] = [:]
     /// Hook events waiting to run, the one running included (a gauge: how far the
     /// hooks are behind the verdicts).
     package var hookEventsPending = 0

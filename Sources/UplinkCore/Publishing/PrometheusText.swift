@@ -66,6 +66,13 @@ package enum PrometheusText {
                       "Bytes of probes sent and received through the uplink since the agent started.", .counter) {
                 String(counters.probeBytes[$0.interface] ?? 0)
             },
+            Family("uplinkd_stall_alarms_total",
+                   "Alarms the uplink's own traffic raised as primary (a confirming round each), by rule, since the agent started.",
+                   .counter, uplinks.flatMap { uplink in
+                       StallRule.allCases.map { rule in
+                           Sample(labels(uplink) + [("rule", rule.rawValue)], String(counters.stallAlarms[uplink.interface]?[rule] ?? 0))
+                       }
+                   }),
         ]
     }
 

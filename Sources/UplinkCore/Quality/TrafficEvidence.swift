@@ -17,6 +17,17 @@ struct TrafficEvidence: Sendable {
     private var skippedLightRounds = 0
     private var alarmPauseMilliseconds = TrafficEvidence.falseAlarmPauseMilliseconds.lowerBound
     private var alarmsPausedUntilMilliseconds = 0
+    /// The lone-packet rule's own pause: its false alarms (a client's last packet with
+    /// nothing due back, one-way datagrams) must not silence the stronger rules.
+    private var lonePauseMilliseconds = TrafficEvidence.falseAlarmPauseMilliseconds.lowerBound
+    private var lonePausedUntilMilliseconds = 0
+    /// The rule whose alarm the open doubt (or the light check) is about.
+    private var pendingRule: StallRule?
+    /// A lone-packet alarm waits for the light round it asked for (a metered primary).
+    var lightCheckPending = false
+    /// Alarms raised by each rule since the agent started (counted whether a full round
+    /// proved them right or not).
+    private(set) var alarms: [StallRule: Int] = [:]
 
     /// A new primary: what the counters showed before says nothing of it now.
     mutating func restart() {
@@ -52,20 +63,49 @@ struct TrafficEvidence: Sendable {
         skippedLightRounds = 0
     }
 
-    func alarmsPaused(at now: Instant) -> Bool {
-        now.monotonicMilliseconds < alarmsPausedUntilMilliseconds
+    /// Whether an alarm of `rule` is acted on now: every rule waits out the pause after
+    /// a disproved alarm of the strong rules; the lone-packet rule its own as well.
+    func alarmsPaused(at now: Instant, rule: StallRule = .window) -> Bool {
+        let at = now.monotonicMilliseconds
+        return at < alarmsPausedUntilMilliseconds || (rule == .lonePacket && at < lonePausedUntilMilliseconds)
     }
 
-    /// A full round settled a stall alarm: a validated one proves it false (pause
-    /// alarms, longer than last time), a failed one proves it right (no pause next time).
+    /// An alarm of `rule` is acted on (a confirming full round starts).
+    mutating func alarmRaised(_ rule: StallRule) {
+        pendingRule = rule
+        alarms[rule, default: 0] += 1
+    }
+
+    /// A full round settled a stall alarm: a validated one proves it false (pause its
+    /// rule's alarms, longer than last time), a failed one proves it right (no pause
+    /// next time).
     mutating func alarmSettled(validated: Bool, at now: Instant) {
-        if validated {
+        let lone = pendingRule == .lonePacket
+        pendingRule = nil
+        let bounds = TrafficEvidence.falseAlarmPauseMilliseconds
+        switch (lone, validated) {
+        case (true, true):
+            lonePausedUntilMilliseconds = now.monotonicMilliseconds + lonePauseMilliseconds
+            lonePauseMilliseconds = min(lonePauseMilliseconds * 2, bounds.upperBound)
+        case (true, false):
+            lonePauseMilliseconds = bounds.lowerBound
+        case (false, true):
             alarmsPausedUntilMilliseconds = now.monotonicMilliseconds + alarmPauseMilliseconds
-            alarmPauseMilliseconds = min(alarmPauseMilliseconds * 2, TrafficEvidence.falseAlarmPauseMilliseconds.upperBound)
-        } else {
-            alarmPauseMilliseconds = TrafficEvidence.falseAlarmPauseMilliseconds.lowerBound
+            alarmPauseMilliseconds = min(alarmPauseMilliseconds * 2, bounds.upperBound)
+        case (false, false):
+            alarmPauseMilliseconds = bounds.lowerBound
         }
     }
+}
+
+/// Which rule of `TrafficMonitor` raised a stall alarm.
+package enum StallRule: String, Sendable, Equatable, CaseIterable {
+    /// Two packets or more unanswered for the configured `stall-window`.
+    case window
+    /// Four packets or more unanswered for several of the uplink's round trips.
+    case quick
+    /// One packet unanswered for several of the uplink's round trips (a quiet client).
+    case lonePacket = "lone-packet"
 }
 
 /// Why the primary's traffic raised an alarm, as the log tells it.
@@ -76,10 +116,16 @@ package struct StallEvidence: Sendable, Equatable {
     package var silentMilliseconds: Int
     /// The window the stall had to last.
     package var windowMilliseconds: Int
+    /// How long the first unanswered packet has waited.
+    package var waitedMilliseconds: Int
+    package var rule: StallRule
 
-    package init(unansweredPackets: UInt64, silentMilliseconds: Int, windowMilliseconds: Int) {
+    package init(unansweredPackets: UInt64, silentMilliseconds: Int, windowMilliseconds: Int,
+                 waitedMilliseconds: Int = 0, rule: StallRule = .window) {
         self.unansweredPackets = unansweredPackets
         self.silentMilliseconds = silentMilliseconds
         self.windowMilliseconds = windowMilliseconds
+        self.waitedMilliseconds = waitedMilliseconds
+        self.rule = rule
     }
 }

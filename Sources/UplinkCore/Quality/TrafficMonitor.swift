@@ -3,6 +3,11 @@
 /// carrier still up (the upstream router lost its own internet, a modem's data
 /// session hung). It costs no probe; the agent then confirms with a full round.
 ///
+/// A quiet client (one request at a time, every few seconds) sends too few packets for
+/// either rule to fire fast: one packet that has waited many of the uplink's round
+/// trips with nothing back is reported apart (`.lonePacket`), weaker evidence that the
+/// agent rate-limits on its own.
+///
 /// False alarms: one-way traffic (a UDP stream or syslog sent out with nothing coming
 /// back) looks the same; the agent damps those with a growing pause after every alarm
 /// that a full round disproved. Missed stalls: broadcast or ARP noise received on the
@@ -17,6 +22,9 @@ package struct TrafficMonitor: Sendable {
         case flowing(answered: Bool)
         /// Packets kept leaving with nothing back for the whole window (once per stall).
         case stalled
+        /// A packet left and nothing came back for the lone-packet window since it did
+        /// (once per silence, and only before `.stalled`).
+        case lonePacket
     }
 
     /// Sample period while packets leave, and while the uplink is quiet.
@@ -36,6 +44,11 @@ package struct TrafficMonitor: Sendable {
     private var lastTransmitMilliseconds = Int.min / 2
     private var transmittedAtLastReceive: UInt64 = 0
     private var alarmed = false
+    /// When the first packet still unanswered was seen to leave; nil while nothing waits.
+    private var waitingSinceMilliseconds: Int?
+    private var loneReported = false
+    /// The rule of the last `.stalled` or `.lonePacket`.
+    package private(set) var lastAlarmRule = StallRule.window
 
     package init() {}
 
@@ -56,10 +69,12 @@ package struct TrafficMonitor: Sendable {
     /// When the counters were last taken (sampled or excused); nil before the first.
     package var lastSampledMilliseconds: Int? { last == nil ? nil : lastSampleMilliseconds }
 
-    /// What the last `.stalled` saw: packets left since anything came back, and for how long.
+    /// What the last `.stalled` or `.lonePacket` saw: packets left since anything came
+    /// back, for how long nothing came back, and for how long the first of them waited.
     package func stallEvidence(at now: Int, windowMilliseconds: Int) -> StallEvidence {
         StallEvidence(unansweredPackets: (last?.tx ?? transmittedAtLastReceive) - transmittedAtLastReceive,
-                      silentMilliseconds: now - lastReceiveMilliseconds, windowMilliseconds: windowMilliseconds)
+                      silentMilliseconds: now - lastReceiveMilliseconds, windowMilliseconds: windowMilliseconds,
+                      waitedMilliseconds: waitingSinceMilliseconds.map { now - $0 } ?? 0, rule: lastAlarmRule)
     }
 
     /// The agent did not act on the last `.stalled` (alarms paused, or a round already
@@ -77,6 +92,8 @@ package struct TrafficMonitor: Sendable {
         lastReceiveMilliseconds = now
         transmittedAtLastReceive = tx
         alarmed = false
+        waitingSinceMilliseconds = nil
+        loneReported = false
     }
 
     /// A shorter stall rule for busy links: this many packets left unanswered for this
@@ -108,9 +125,25 @@ package struct TrafficMonitor: Sendable {
         }
     }
 
+    /// The lone-packet rule: one packet unanswered for as long as the quick rule's
+    /// window (several of the uplink's own round trips, never under its floor).
+    package struct LonePacket: Sendable, Equatable {
+        package var windowMilliseconds: Int
+
+        package init(windowMilliseconds: Int) {
+            self.windowMilliseconds = windowMilliseconds
+        }
+
+        /// Nil before the uplink's round trips are known, or when not shorter than the
+        /// configured window (the slow rule is then as fast).
+        package static func of(_ figures: QualityFigures?, windowMilliseconds: Int) -> LonePacket? {
+            QuickStall.of(figures, windowMilliseconds: windowMilliseconds).map { LonePacket(windowMilliseconds: $0.windowMilliseconds) }
+        }
+    }
+
     /// Takes the interface's received and transmitted packet counters.
     package mutating func sample(receivedPackets rx: UInt64, transmittedPackets tx: UInt64, at now: Int,
-                                windowMilliseconds: Int, quick: QuickStall? = nil) -> Observation {
+                                windowMilliseconds: Int, quick: QuickStall? = nil, lone: LonePacket? = nil) -> Observation {
         lastSampleMilliseconds = now
         self.windowMilliseconds = windowMilliseconds
         guard let previous = last, rx >= previous.rx, tx >= previous.tx else {
@@ -119,6 +152,8 @@ package struct TrafficMonitor: Sendable {
             lastReceiveMilliseconds = now
             transmittedAtLastReceive = tx
             alarmed = false
+            waitingSinceMilliseconds = nil
+            loneReported = false
             return .quiet
         }
         last = (rx, tx)
@@ -134,14 +169,27 @@ package struct TrafficMonitor: Sendable {
             lastReceiveMilliseconds = now
             transmittedAtLastReceive = tx
             alarmed = false
+            waitingSinceMilliseconds = nil
+            loneReported = false
         }
         let unanswered = tx - transmittedAtLastReceive
+        // Taken when the sample sees it, never earlier: the wait is never overstated.
+        if unanswered > 0 && waitingSinceMilliseconds == nil { waitingSinceMilliseconds = now }
         let silence = now - lastReceiveMilliseconds
         let slow = unanswered >= TrafficMonitor.unansweredPackets && silence >= windowMilliseconds
         let fast = quick.map { unanswered >= $0.unansweredPackets && silence >= $0.windowMilliseconds } ?? false
         if !alarmed && (slow || fast) {
             alarmed = true
+            lastAlarmRule = slow ? .window : .quick
             return .stalled
+        }
+        // Measured from the packet, not from the last answer: after a quiet minute, a
+        // new request must still wait its own round trips.
+        if let lone, !alarmed, !loneReported, let waiting = waitingSinceMilliseconds,
+           now - waiting >= lone.windowMilliseconds {
+            loneReported = true
+            lastAlarmRule = .lonePacket
+            return .lonePacket
         }
         return sent ? .flowing(answered: answered) : .quiet
     }

@@ -13,6 +13,22 @@ extension AgentCore {
         return actions
     }
 
+    /// While the site has no primary, an uplink that could carry traffic is looked at
+    /// again at most this long after its last round, metered or not: the site's way
+    /// out must not wait for a schedule made to spare a backup's bytes (a metered
+    /// uplink's recheck is 20 minutes). A round on a dead path sends little (SYNs and
+    /// DNS queries); README says what an hour without a primary costs.
+    package static let noPrimaryRecheckMilliseconds = 5_000
+
+    /// When an uplink's next round is due: its schedule's time, or without a primary,
+    /// for one that is not online, at most `noPrimaryRecheckMilliseconds` after its
+    /// last round (its schedule is left as it is, for when a primary is back).
+    func nextDueMilliseconds(_ uplink: Uplink) -> Int? {
+        guard selector.primary == nil, !uplink.isOnline, case .probe = uplink.link else { return uplink.schedule.nextDueMilliseconds }
+        let cap = (uplink.lastRoundMilliseconds ?? latestMilliseconds) + AgentCore.noPrimaryRecheckMilliseconds
+        return min(uplink.schedule.nextDueMilliseconds ?? cap, cap)
+    }
+
     private mutating func startRoundIfDue(_ uplink: inout Uplink, families: [AddressFamily], now: Instant) -> Action? {
         let at = now.monotonicMilliseconds
         let toVerify = verifyTargets.contains(uplink.name)
@@ -22,7 +38,7 @@ extension AgentCore {
             uplink.schedule.probeNow(at: at, settings: uplink.settings)
         }
         // A cold backup waits without a periodic round (`AgentCore+Standby.swift`).
-        guard uplink.schedule.isDue(at: at), !isResting(uplink) else { return nil }
+        guard let due = nextDueMilliseconds(uplink), due <= at, !isResting(uplink) else { return nil }
         let purpose = purpose(of: uplink, now: now)
         if purpose == .light && uplink.traffic.vouchesForLightRound(lastRoundMilliseconds: uplink.lastRoundMilliseconds) {
             // Traffic that flows and is answered vouches for the uplink: no probe.
@@ -38,7 +54,8 @@ extension AgentCore {
         }
         // A doubt, or a promotion, is settled whatever the budget; periodic rounds wait
         // for the next window once it is spent.
-        if uplink.doubt == nil && !(purpose == .verify && toVerify), var budget = budgets[uplink.name],
+        // Without a primary the site's way out is sought whatever the budget too.
+        if uplink.doubt == nil && !(purpose == .verify && toVerify) && selector.primary != nil, var budget = budgets[uplink.name],
            !budget.allowsPeriodicProbe(at: at) {
             budgets[uplink.name] = budget
             uplink.schedule.postpone(until: budget.windowEndMilliseconds ?? at + ByteBudget.dayMilliseconds)
@@ -102,7 +119,9 @@ extension AgentCore {
         // nothing goes below the usual floor when its round trips allow: a dead path is
         // told in a few of them, and a slow but live one earns a second look.
         let learned = uplink.usesLearnedLimits(policy.quality)
-        let confirming = purpose == .full && uplink.doubt?.confirmsFailure == true
+        // A liveness round gives up as early: its failure only starts a full round,
+        // and the time it waits is most of an idle primary's detection time.
+        let confirming = (purpose == .full && uplink.doubt?.confirmsFailure == true) || purpose == .liveness
         let exchangeFloor = confirming ? AgentCore.confirmationFloorMilliseconds : AgentCore.exchangeFloorMilliseconds
         let lookupFloor = confirming ? AgentCore.confirmationFloorMilliseconds : AgentCore.lookupFloorMilliseconds
         let dnsCeiling = configuration.dns.timeoutMilliseconds
@@ -204,6 +223,11 @@ extension AgentCore {
         let familyBack = AddressFamily.allCases.contains { family in
             families[family].map { $0.verdict != .online } == true && report.families[family]?.verdict == .online
         }
+        // The light round a metered primary's lone-packet alarm asked for settles it.
+        if uplink.traffic.lightCheckPending {
+            uplink.traffic.lightCheckPending = false
+            uplink.traffic.alarmSettled(validated: held, at: now)
+        }
         if held {
             uplink.lastValidatedMilliseconds = now.monotonicMilliseconds
             uplink.schedule.roundFinished(at: now.monotonicMilliseconds, suspect: false, online: true, settings: uplink.settings)
@@ -251,7 +275,7 @@ extension AgentCore {
             return []
         }
         let validated = looked.assessment.verdict == .online
-        let settlesAlarm = uplink.doubt == .stallAlarm
+        let settlesAlarm = uplink.doubt == .stallAlarm || uplink.doubt == .lonePacket
         uplink.doubtSettled()
         var actions: [Action] = []
         let previous = uplink.machine.verdict

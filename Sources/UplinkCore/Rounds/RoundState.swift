@@ -18,6 +18,9 @@ package enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
     case verificationFailed = "verification-failed"
     /// Packets left the primary with nothing coming back (passive stall detection).
     case stallAlarm = "stall-alarm"
+    /// One packet left the primary and nothing came back for several round trips (a
+    /// quiet client's request; `TrafficMonitor`'s lone-packet rule).
+    case lonePacket = "lone-packet"
     /// A recovery step connected the uplink's modem again.
     case modemReconnected = "modem-reconnected"
 
@@ -29,15 +32,21 @@ package enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
     var suspectsUplink: Bool {
         switch self {
         case .linkChanged, .hookFinished, .modemReconnected: return false
-        case .linkTouched, .lightRoundFailed, .livenessFailed, .familyBack, .verificationFailed, .stallAlarm: return true
+        case .linkTouched, .lightRoundFailed, .livenessFailed, .familyBack, .verificationFailed, .stallAlarm,
+             .lonePacket: return true
         }
     }
+
+    /// Whether the doubt brings a cold backup's parked bearer up at once (its minute
+    /// of dialling overlapping the confirmation). Not for one unanswered packet: that
+    /// rule's false alarms would dial the metered backup every time.
+    var wakesColdBackups: Bool { self != .lonePacket }
 
     /// Whether the full round confirms a suspicion that the uplink passes nothing,
     /// and so may use time limits below the usual floor (see `AgentCore.plan`).
     var confirmsFailure: Bool {
         switch self {
-        case .stallAlarm, .lightRoundFailed, .livenessFailed, .verificationFailed: return true
+        case .stallAlarm, .lonePacket, .lightRoundFailed, .livenessFailed, .verificationFailed: return true
         case .linkChanged, .linkTouched, .hookFinished, .familyBack, .modemReconnected: return false
         }
     }

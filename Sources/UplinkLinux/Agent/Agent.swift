@@ -38,7 +38,7 @@ package final class Agent {
     private var plans: PlanKeeper?
     private lazy var routing = RoutingGuardDriver(agent: self)
     private lazy var service = ServiceNotifications(agent: self, notifier: options.notifySystemd ? SystemdNotifier() : nil)
-    private lazy var sampler = TrafficSampler(agent: self)
+    private(set) lazy var sampler = TrafficSampler(agent: self)
     private lazy var modems = ModemDriver(agent: self)
 
     /// An agent on a loop of its own with the Linux adapters.
@@ -282,7 +282,7 @@ package final class Agent {
     }
 
     private func exportMetrics(_ state: AgentState, events: [HookEvent]) {
-        metrics.publish(state, events: events, probeBytes: core.probeBytesTotals,
+        metrics.publish(state, events: events, probeBytes: core.probeBytesTotals, stallAlarms: core.stallAlarmTotals,
                         hookEventsPending: adapters.hooks.pendingEvents, nowMilliseconds: loop.nowMilliseconds,
                         to: configuration.export.prometheusTextfilePath)
     }

@@ -51,7 +51,8 @@ extension Log {
             notice("\(name): passed over for primary: suppressed by flap damping")
         case .stalled(let name, let evidence):
             info("\(name): packets leave with nothing coming back (\(evidence.unansweredPackets) unanswered, "
-                 + "nothing back for \(evidence.silentMilliseconds) ms): a full round")
+                 + "nothing back for \(evidence.silentMilliseconds) ms): a full round "
+                 + "(\(evidence.rule.rawValue) rule, the first waited \(evidence.waitedMilliseconds) ms)")
         }
     }
 }

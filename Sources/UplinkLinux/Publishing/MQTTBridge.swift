@@ -25,8 +25,10 @@ package final class MQTTBridge {
     /// Called once the goodbye was written (or the time for it ran out).
     private var stopDone: (() -> Void)?
     /// Names of the uplinks' interfaces by index, for "which uplink does the
-    /// connection use" (its local address's interface).
+    /// connection use" (its local address's interface) without the relay.
     private let interfaceOfAddress: (IPAddress) -> String?
+    /// The agent's own connection to the broker (nil in tests that use none).
+    private var relay: OwnTrafficRelay?
 
     /// Most time the goodbye at stop may take (the agent's stop waits for it).
     package static let stopTimeoutMilliseconds = 2_000
@@ -49,6 +51,11 @@ package final class MQTTBridge {
         let bridge = try MQTTBridge(loop: agent.loop, broker: broker, settings: settings, nodeID: nodeID,
                                     credentials: credentials, random: { Int.random(in: 0..<max(1, $0)) },
                                     interfaceOfAddress: MQTTBridge.interfaceName(holding:))
+        bridge.relay = try relay(for: agent)
+        if let relay = bridge.relay {
+            try bridge.connection.useRelay(port: relay.port)
+            agent.sampler.countOwnTraffic { [weak relay] uplink in relay?.ownSegments(on: uplink) ?? (0, 0) }
+        }
         agent.observe { [weak bridge] state, events in bridge?.changed(state, events: events) }
         agent.onStop { [weak bridge] final, event, done in
             guard let bridge else { return done() }
@@ -56,6 +63,33 @@ package final class MQTTBridge {
         }
         bridge.connect()
         return bridge
+    }
+
+    /// The relay that makes the connection for libmosquitto, routed by the agent's
+    /// view now: the primary and the uplinks from its state, every link from its link
+    /// source, an uplink's DNS servers as its probes find them.
+    private static func relay(for agent: Agent) throws(MQTTError) -> OwnTrafficRelay {
+        let wiring = OwnTrafficRelay.Wiring(
+            route: { [unowned agent] address in
+                OwnTrafficRoute.of(address, links: Array((agent.links?.links ?? [:]).values), primary: agent.core.primary)
+            },
+            primary: { [unowned agent] in agent.core.primary },
+            servers: { [unowned agent] uplink in
+                let settings = agent.configuration.dns
+                guard let uplink else {
+                    let text = SmallFile.read(settings.resolvConfPath, limit: 64 * 1_024) ?? ""
+                    return DNSServers(source: .resolvConf, addresses: DNSFileParsers.resolvConf(text))
+                }
+                return agent.adapters.files.dnsServers(for: uplink, index: UplinkNameLookup.index(of: uplink),
+                                                       configured: agent.configuration.interfaces[uplink]?.dnsServers,
+                                                       settings: settings)
+            },
+            lookupTimeoutMilliseconds: agent.configuration.dns.timeoutMilliseconds)
+        do {
+            return try OwnTrafficRelay(loop: agent.loop, resolver: agent.adapters.resolver, wiring: wiring)
+        } catch {
+            throw MQTTError(setup: "the agent's MQTT relay: \(error)")
+        }
     }
 
     init(loop: EventLoop, broker: MQTTBroker, settings: MQTTSettings, nodeID: String, credentials: MQTTCredentials?,
@@ -89,6 +123,8 @@ package final class MQTTBridge {
         do {
             try connection.connect(host: broker.host, port: broker.port, keepAliveSeconds: attemptKeepAliveSeconds,
                                    protocolVersion: session.protocolVersion)
+            // Only this socket may use the relay (its far end is the relay's listener).
+            if let relay, let port = connection.socketLocalPort { relay.expect(localPort: port) }
             Log.debug("mqtt: connecting to \(broker) (MQTT \(versionName), keep-alive \(session.keepAliveSeconds) s)")
         } catch {
             failed("cannot connect to \(broker): \(error)" + (connection.lastError.map { " (\($0))" } ?? ""))
@@ -115,7 +151,8 @@ package final class MQTTBridge {
         if lastFailure != nil { Log.notice("mqtt: connected to \(broker) again (MQTT \(versionName))") }
         else { Log.notice("mqtt: connected to \(broker) (MQTT \(versionName))") }
         lastFailure = nil
-        let through = connection.localAddress.flatMap(interfaceOfAddress).flatMap(InterfaceName.init)
+        let through = relay != nil ? relay?.outboundInterface
+            : connection.localAddress.flatMap(interfaceOfAddress).flatMap(InterfaceName.init)
         send(session.connected(through: through, keepAliveSeconds: attemptKeepAliveSeconds, now: loop.nowMilliseconds))
         for topic in session.subscriptions {
             do { try connection.subscribe(topic) } catch { Log.warning("mqtt: \(error)") }
@@ -258,6 +295,7 @@ package final class MQTTBridge {
 
     private func finishStop() {
         connection.close()
+        relay?.finish()
         let done = stopDone
         stopDone = nil
         done?()

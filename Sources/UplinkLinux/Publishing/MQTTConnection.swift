@@ -126,6 +126,21 @@ final class MQTTConnection {
         syncWatch()
     }
 
+    /// Sends every later connection through the SOCKS5 proxy at 127.0.0.1:`port` (the
+    /// agent's `OwnTrafficRelay`); the broker's name goes to the proxy unresolved.
+    func useRelay(port: Int) throws(MQTTError) {
+        guard let handle else { return }
+        let rc = mosquitto_socks5_set(handle, "127.0.0.1", Int32(port), nil, nil)
+        guard rc == 0 else { throw MQTTError(rc, "sending the connection through the agent's relay") }
+    }
+
+    /// The local port of the socket libmosquitto connects with, once it has one.
+    var socketLocalPort: Int? {
+        guard let handle else { return nil }
+        let descriptor = mosquitto_socket(handle)
+        return descriptor >= 0 ? SocketAddress.port(of: descriptor, peer: false) : nil
+    }
+
     /// The local address of the connection's socket, once it has one.
     var localAddress: IPAddress? {
         guard let handle else { return nil }

@@ -27,9 +27,11 @@ package final class MetricsExporter {
     /// anything it shows changed. Nil `path`: no export (and a file written earlier is
     /// removed).
     package func publish(_ state: AgentState, events: [HookEvent], probeBytes: [InterfaceName: Int],
+                        stallAlarms: [InterfaceName: [StallRule: Int]] = [:],
                         hookEventsPending: Int = 0, nowMilliseconds: Int = 0, to path: String?) {
         counters.count(events)
         counters.probeBytes = probeBytes
+        counters.stallAlarms = stallAlarms
         counters.hookEventsPending = hookEventsPending
         if let written, written.path != path {
             unlink(written.path)

@@ -6,9 +6,17 @@ final class TrafficSampler {
     private unowned let agent: Agent
     /// The next sample, and whose.
     private var timer: (id: EventLoop.TimerID, interface: InterfaceName)?
+    private var ownTraffic: [(InterfaceName) -> (sent: UInt64, received: UInt64)] = []
 
     init(agent: Agent) {
         self.agent = agent
+    }
+
+    /// Adds a count of packets the agent sent and received for itself through an
+    /// uplink (its MQTT connection), cumulative: samples leave them out, so the
+    /// agent's own traffic never vouches for the LAN's, nor raises a stall alarm.
+    func countOwnTraffic(_ source: @escaping (InterfaceName) -> (sent: UInt64, received: UInt64)) {
+        ownTraffic.append(source)
     }
 
     func schedule() {
@@ -32,8 +40,15 @@ final class TrafficSampler {
 
     private func sample(_ interface: InterfaceName) {
         guard let packets = agent.adapters.traffic.packets(of: interface) else { return schedule() }
-        let actions = agent.core.trafficSampled(interface, receivedPackets: packets.received,
-                                                transmittedPackets: packets.transmitted, now: agent.now())
+        // The agent's own connections' packets are left out (both counts only grow).
+        var received = packets.received, transmitted = packets.transmitted
+        for source in ownTraffic {
+            let own = source(interface)
+            received -= min(received, own.received)
+            transmitted -= min(transmitted, own.sent)
+        }
+        let actions = agent.core.trafficSampled(interface, receivedPackets: received,
+                                                transmittedPackets: transmitted, now: agent.now())
         // Most samples change nothing: only the next one is due then.
         guard !actions.isEmpty else { return schedule() }
         agent.perform(actions)

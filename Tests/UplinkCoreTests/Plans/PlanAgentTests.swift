@@ -603,6 +603,23 @@ struct BearerStandbyTests {
         #expect(d.core.primary == nil)
     }
 
+    @Test func aLonePacketOnThePrimaryLeavesTheBearerParked() {
+        var d = Self.driver()
+        d.modems([modem(.registered, bearerConnected: false)])
+        // One request leaves eth0 and nothing comes back: the lone-packet rule's doubt,
+        // whose false alarms must not dial the metered backup each time.
+        d.take(d.core.trafficSampled(eth0, receivedPackets: 5, transmittedPackets: 10, now: at(10_000)))
+        var alarmed = false
+        for time in stride(from: 10_100, through: 10_600, by: 100) {
+            let actions = d.core.trafficSampled(eth0, receivedPackets: 5, transmittedPackets: 11, now: at(time))
+            alarmed = alarmed || actions.contains { if case .note(.stalled(_, let evidence)) = $0 { evidence.rule == .lonePacket } else { false } }
+            d.take(actions)
+        }
+        #expect(alarmed)
+        d.tick(at: 10_700)
+        #expect(d.bearerSteps.map { $0.connected } == [false], "still parked")
+    }
+
     @Test func aStallOnThePrimaryConnectsTheBearerAtOnce() {
         var d = Self.driver()
         d.modems([modem(.registered, bearerConnected: false)])

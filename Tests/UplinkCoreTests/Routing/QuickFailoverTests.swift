@@ -176,8 +176,11 @@ struct QuickFailoverTests {
         // Every 4 s between light rounds: seven in each 30 s.
         #expect(liveness.count == 28, "\(liveness.count)")
         #expect(liveness.allSatisfy { $0.probes(for: .ipv4).count == 1 })
-        // A handshake has no HTTP time to learn from: the limits stay the light ones'.
-        #expect(liveness.allSatisfy { $0.timeoutMilliseconds == AgentCore.exchangeFloorMilliseconds })
+        // A handshake's failure only starts a full round: it gives up as early as a
+        // confirming round would (the floor, on this fast uplink), not at the light
+        // rounds' floor, so an idle primary's dead path is told within a second.
+        #expect(liveness.allSatisfy { $0.timeoutMilliseconds == AgentCore.confirmationFloorMilliseconds })
+        #expect(light.allSatisfy { $0.timeoutMilliseconds == AgentCore.exchangeFloorMilliseconds })
         // The metered backup keeps its own cadence, with no liveness rounds.
         #expect(driver.plans(of: "wwan0", .liveness).isEmpty)
     }
