@@ -25,15 +25,21 @@ package struct HandshakeSample: Sendable, Equatable {
 
     /// The sample of one probe, or nil when it says nothing about loss: no connection
     /// was tried (DNS failed, a hijacked name), the attempt was answered with a refusal
-    /// or an ICMP error, or the probe gave up before its first SYN had a second.
+    /// or an ICMP error, or the probe gave up before its first SYN had its wait.
+    ///
+    /// The wait is the first second, or the probe's whole limit when that is shorter
+    /// (a round confirming a doubt): both outcomes are then judged by the same
+    /// deadline. Counting the short rounds' answers and not their silences would
+    /// report a lossy path as clean, since only the SYNs that got through would count.
     package init?(_ probe: ProbeReport) {
-        let second = HandshakeSample.firstRetransmissionMilliseconds
+        let wait = min(HandshakeSample.firstRetransmissionMilliseconds,
+                       probe.exchangeLimitMilliseconds ?? HandshakeSample.firstRetransmissionMilliseconds)
         if let connect = probe.connectMilliseconds {
-            self.init(attempts: 1, answered: connect < second ? 1 : 0,
-                      roundTripMilliseconds: connect < second ? connect : nil)
+            self.init(attempts: 1, answered: connect < wait ? 1 : 0,
+                      roundTripMilliseconds: connect < wait ? connect : nil)
             return
         }
-        guard probe.judgement == .broken(reason: .timeout), probe.exchangeMilliseconds >= second else { return nil }
+        guard probe.judgement == .broken(reason: .timeout), probe.exchangeMilliseconds >= wait else { return nil }
         self.init(attempts: 1, answered: 0)
     }
 }

@@ -65,7 +65,8 @@ extension AgentCore {
         if uplink.verification == .wanted { uplink.verification = .none }
         lastGeneration += 1
         let plan = plan(for: &uplink, purpose: purpose, families: families, now: now)
-        uplink.round = .running(RoundInFlight(generation: lastGeneration, purpose: purpose))
+        uplink.round = .running(RoundInFlight(generation: lastGeneration, purpose: purpose,
+                                              exchangeLimitMilliseconds: plan.timeoutMilliseconds))
         return .startRound(plan, generation: lastGeneration)
     }
 
@@ -143,13 +144,17 @@ extension AgentCore {
     /// primary, the backup that would take over is verified meanwhile.
     mutating func requestFullRound(_ uplink: inout Uplink, _ reason: FullRoundReason, now: Instant) {
         uplink.requestFullRound(reason, now: now)
-        if reason.suspectsUplink && uplink.name == selector.primary { verifySuccessor(of: uplink.name, now: now) }
+        if reason.suspectsUplink && uplink.name == selector.primary {
+            verifySuccessor(of: uplink.name, coldToo: reason.wakesColdBackups, now: now)
+        }
     }
 
     /// Starts verifying the uplink that would take over from `primary` if it failed,
     /// unless it is fresh or busy: the verification then runs beside the primary's
-    /// confirmation instead of after it.
-    private mutating func verifySuccessor(of primary: InterfaceName, now: Instant) {
+    /// confirmation instead of after it. A cold successor is left alone unless
+    /// `coldToo`: weak evidence (one unanswered packet) must not make the metered
+    /// backup pay for each of its false alarms; its promotion is verified all the same.
+    private mutating func verifySuccessor(of primary: InterfaceName, coldToo: Bool, now: Instant) {
         let at = now.monotonicMilliseconds
         let policy = self.policy
         let rank = { (uplink: Uplink) in policy.rank(of: uplink.name, kind: uplink.kind) }
@@ -157,6 +162,7 @@ extension AgentCore {
             .filter { $0.name != primary && $0.isOnline && $0.verification != .failed }
             .min { (rank($0), $0.name) < (rank($1), $1.name) }
         guard var backup = successor, backup.round.isIdle, !isFresh(backup, now: now) else { return }
+        if !coldToo && backup.settings.metering.standby == .cold { return }
         // At most once per the backup's own interval, and never over its budget: a
         // metered backup must not pay for every doubt of the primary (the promotion
         // itself is still verified, whatever the budget).
@@ -200,7 +206,12 @@ extension AgentCore {
             actions = fullRoundFinished(report, &uplink, now: now)
         }
         let families = uplink.machine.families
-        uplink.quality.roundFinished(report.probes, online: uplink.isOnline, settled: uplink.isSettledOnline,
+        let timed = report.probes.map { probe in
+            var probe = probe
+            probe.exchangeLimitMilliseconds = round.exchangeLimitMilliseconds
+            return probe
+        }
+        uplink.quality.roundFinished(timed, online: uplink.isOnline, settled: uplink.isSettledOnline,
                                      thresholds: policy.quality, onlineFamilies: { families[$0]?.verdict == .online }, at: now)
         if let rerun { uplink.requestFullRound(rerun, now: now) }
         // The session's end is near: a full round (the one that asks the API) by then.

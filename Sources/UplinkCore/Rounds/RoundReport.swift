@@ -20,6 +20,10 @@ package struct ProbeReport: Sendable, Equatable {
     /// How long the handshake took from the start of the exchange, when it completed.
     package var connectMilliseconds: Int?
 
+    /// How long the exchange was allowed to take, when known (the agent's rounds):
+    /// a round confirming a doubt may give up long before a lost SYN's retransmission.
+    package var exchangeLimitMilliseconds: Int?
+
     /// The HTTP exchange alone (elapsed time without the lookup).
     package var exchangeMilliseconds: Int { elapsedMilliseconds - (dnsMilliseconds ?? 0) }
 

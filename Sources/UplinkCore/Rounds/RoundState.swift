@@ -38,8 +38,9 @@ package enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
     }
 
     /// Whether the doubt brings a cold backup's parked bearer up at once (its minute
-    /// of dialling overlapping the confirmation). Not for one unanswered packet: that
-    /// rule's false alarms would dial the metered backup every time.
+    /// of dialling overlapping the confirmation) and has it verified meanwhile. Not
+    /// for one unanswered packet: that rule's false alarms would dial and probe the
+    /// metered backup every time.
     var wakesColdBackups: Bool { self != .lonePacket }
 
     /// Whether the full round confirms a suspicion that the uplink passes nothing,
@@ -56,6 +57,8 @@ package enum FullRoundReason: String, Sendable, Equatable, CaseIterable {
 struct RoundInFlight: Sendable, Equatable {
     var generation: Int
     var purpose: RoundPurpose
+    /// The plan's exchange limit: how long its probes could wait for an answer.
+    var exchangeLimitMilliseconds: Int
 }
 
 /// What an uplink's probing is doing now.

@@ -445,6 +445,39 @@ struct StandbyTests {
         #expect(d.plans(of: wwan0, .verify).count == 1)
     }
 
+    /// One request that leaves eth0 unanswered puts eth0 in doubt, but the cold backup
+    /// is not probed for it (a quiet LAN's false alarms would cost metered bytes each
+    /// time); packets leaving with nothing back (a stall) have it verified at once.
+    @Test func coldIsNotProbedForALonePacketButIsForAStall() {
+        var d = Self.driver(standby: .cold)
+        let before = d.plans(of: wwan0).count
+        var time = 10_000
+        d.take(d.core.trafficSampled(eth0, receivedPackets: 5, transmittedPackets: 10, now: at(time)))
+        var lone = false
+        for _ in 0..<6 {
+            time += 100
+            let actions = d.core.trafficSampled(eth0, receivedPackets: 5, transmittedPackets: 11, now: at(time))
+            lone = lone || actions.contains { if case .note(.stalled(_, let evidence)) = $0 { evidence.rule == .lonePacket } else { false } }
+            d.take(actions)
+        }
+        #expect(lone, "the lone-packet rule fired")
+        d.answerAll()
+        d.advance(to: time + 10_000)
+        #expect(d.core.primary == eth0)
+        #expect(Self.rounds(d, since: before) == 0, "the cold backup was probed for one unanswered packet")
+
+        var sent: UInt64 = 20
+        time = d.now
+        for _ in 0..<10 {
+            d.take(d.core.trafficSampled(eth0, receivedPackets: 5, transmittedPackets: sent, now: at(time)))
+            sent += 5
+            time += 500
+        }
+        #expect(d.notes.contains { if case .stalled(_, let evidence) = $0 { evidence.rule != .lonePacket } else { false } })
+        d.tick(at: time)
+        #expect(d.plans(of: wwan0, .verify).count == 1, "the cold backup verified beside the stall's confirmation")
+    }
+
     @Test func coldIsProbedWhenItsOwnLinkChanges() {
         var d = Self.driver(standby: .cold)
         let before = d.plans(of: wwan0).count

@@ -80,6 +80,34 @@ struct LinkQualityTests {
         #expect(figures.lossPercent.map { (28...32).contains($0) } == true, "\(figures)")
     }
 
+    @Test func aShortRoundJudgesItsFirstSYNByItsOwnLimit() {
+        // A round confirming a doubt may allow 250 ms: an answer within it counts, and
+        // so does its silence; a probe that gave up earlier (its DNS took the time) not.
+        var answered = connected(after: 40)
+        answered.exchangeLimitMilliseconds = 250
+        #expect(HandshakeSample(answered) == HandshakeSample(attempts: 1, answered: 1, roundTripMilliseconds: 40))
+        var silent = unconnected(.timeout, after: 252)
+        silent.exchangeLimitMilliseconds = 250
+        #expect(HandshakeSample(silent) == HandshakeSample(attempts: 1, answered: 0))
+        var early = unconnected(.timeout, after: 240, dns: 100)
+        early.exchangeLimitMilliseconds = 250
+        #expect(HandshakeSample(early) == nil)
+    }
+
+    @Test func lossFromShortRoundsIsNotBiasedTowardsTheAnswered() {
+        // Every other round is a 250 ms confirmation: its lost first SYNs count as
+        // lost, or a 30 % path would read as far cleaner (only the answers counted).
+        var estimator = QualityEstimator()
+        for i in 0..<1_000 {
+            let limit = i % 2 == 0 ? 250 : 1_000
+            var probe = attemptFails(i) ? unconnected(.timeout, after: limit + 2) : connected(after: 40)
+            probe.exchangeLimitMilliseconds = limit
+            estimator.add(probe)
+        }
+        let figures = estimator.figures
+        #expect(figures.lossPercent.map { (28...32).contains($0) } == true, "\(figures)")
+    }
+
     @Test func lossFromWholeHandshakesOfRealProbes() {
         // The same 51 % of first SYNs unanswered; those handshakes complete later, after
         // retransmissions, or time out.
