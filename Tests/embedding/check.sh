@@ -18,9 +18,14 @@ echo "embedding: Example.swift compiles against the public API"
 control=$(mktemp --suffix=.swift)
 trap 'rm -f "$control"' EXIT
 printf 'import UplinkCore\nlet core = AgentCore(configuration: Configuration())\n' > "$control"
-# With the package's own name (SwiftPM's identity of a root package: its folder's
-# name, lowercased) the control compiles, so its refusal below is the access level's.
-identity=$(basename "$PWD" | tr '[:upper:]' '[:lower:]')
+# With the package's own name the control compiles, so its refusal below is the
+# access level's. The name is the one SwiftPM passed in this build (its build plan,
+# BUILD_DIR.yaml); without that, SwiftPM's rule: the root folder's name, lowercased,
+# made a C identifier ("ci-clone" is ci_clone).
+identity=$(grep -o -m1 -- '"-package-name","[^"]*"' "${build%/}.yaml" 2>/dev/null | cut -d'"' -f4 || true)
+if [ -z "$identity" ]; then
+    identity=$(basename "$PWD" | tr '[:upper:]' '[:lower:]' | sed 's/[^a-z0-9_]/_/g; s/^[0-9]/_&/')
+fi
 swiftc "${args[@]}" -package-name "$identity" "$control"
 if refusal=$(swiftc "${args[@]}" "$control" 2>&1); then
     echo "embedding: the control compiled: package declarations are reachable from outside the package" >&2
