@@ -51,6 +51,13 @@ package final class LinkTracker: LinkSource {
         for name in ["route/link", "route/addr", "route/route", "route/rule"] {
             var cache: OpaquePointer?
             let added = nl_cache_mngr_add(manager, name, LinkTracker.changeTrampoline, user, &cache)
+            if name == "route/rule" && added < 0 {
+                // A kernel built without policy routing (CONFIG_IP_MULTIPLE_TABLES) has
+                // no rules to dump, and qemu-user does not pass rule messages on: the
+                // uplinks are still followed, only others' rule changes go unheard.
+                Log.warning("\(NetlinkError("following route/rule", code: added)); changes to routing rules are not followed")
+                continue
+            }
             guard added >= 0, let cache else {
                 nl_cache_mngr_free(manager)
                 self.manager = nil
@@ -59,7 +66,7 @@ package final class LinkTracker: LinkSource {
             caches.append(cache)
         }
         view = RouteCacheView(links: caches[0], addresses: caches[1], routes: caches[2])
-        rules = caches[3]
+        rules = caches.count > 3 ? caches[3] : nil
         // The manager's first fill can drop routes that differ only by interface.
         let reloaded = RouteCacheView.reload(routes: caches[2], socket: syncSocket.pointer)
         if reloaded < 0 { Log.warning("\(NetlinkError("re-reading routes", code: reloaded))") }
