@@ -218,9 +218,15 @@ ip -n "$netns" rule add pref 32500 lookup main suppress_prefixlength 0 proto 77
 ip -n "$netns" rule add pref 32501 lookup 7077 proto 77
 ip -n "$netns" route add unreachable default table 7077 proto 77
 check "dpkg -r succeeds" ip netns exec "$netns" chroot "$root" dpkg -r uplinkd
-check "the removal took uplinkd's rules and table along" bash -c \
-    "[ -z \"\$(ip -n '$netns' rule show pref 32500; ip -n '$netns' rule show pref 32501)\" ] &&
-     [ -z \"\$(ip -n '$netns' route show table 7077 2>/dev/null)\" ]"
+if [ "$arch" = "$(dpkg --print-architecture)" ]; then
+    check "the removal took uplinkd's rules and table along" bash -c \
+        "[ -z \"\$(ip -n '$netns' rule show pref 32500; ip -n '$netns' rule show pref 32501)\" ] &&
+         [ -z \"\$(ip -n '$netns' route show table 7077 2>/dev/null)\" ]"
+else
+    # qemu-user passes no routing-rule messages (RTM_GETRULE, RTM_DELRULE) on to the
+    # kernel, so the emulated uplinkd cannot list its rules, and removes nothing.
+    echo "skipped: the removal of uplinkd's rules and table: qemu-user does not pass routing-rule messages on (checked by the $(dpkg --print-architecture) package's test)"
+fi
 ip netns del "$netns"
 netns=""
 check "binary and hook library removed, configuration kept" bash -c \

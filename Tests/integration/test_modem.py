@@ -219,6 +219,9 @@ def test_check_and_links_show_the_modem_and_check_takes_its_word(fresh_flab, rig
     assert all(l["modem"] is None for l in links if l["interface"] != "wwan0")
     requests = len(fresh_flab.probe_requests("wwan0"))
     rig.set_registration("idle")
+    # ModemManager hears of it at its next look at the modem: `check` asks it after.
+    rig.wait_property(rig.modem_path(), "RegistrationState", lambda state: state == 0, 30,  # IDLE
+                      interface="org.freedesktop.ModemManager1.Modem.Modem3gpp")
     done = uplinkd("check", "wwan0", "--json", "--config", str(conf))
     report = json.loads(done.stdout)
     assert (report["verdict"], report["reason"]) == ("down", "modem-not-registered"), done.stdout
