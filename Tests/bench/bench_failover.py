@@ -99,6 +99,8 @@ Parts (--skip takes their names):
                count, per month, as in (iii), LAN requests failed, and what
                shows the condition held (packets the loss rules dropped, the
                upload's replies, the round trip eth0's probes measured).
+               With --lan-client sequential every soak has the one sequential
+               client instead (the bursty upload too, beside its datagrams).
 
 In a full run, (iii)+(v) run in a lab of their own in parallel with the rest;
 (i), (ii), (iv) run one after the other, then the three soaks in parallel, each
@@ -466,13 +468,15 @@ def steady_run(binary, workdir, seconds):
 
 # -- (vi), (vii), (viii) ---------------------------------------------------------------
 
-def soak_run(binary, workdir, part, seconds):
+def soak_run(binary, workdir, part, seconds, concurrent=True):
     """One no-false-failover soak (`part`: soak-loss, soak-burst, soak-rtt) in a lab
-    of its own with its own agent (-v -v, stderr lines stamped on arrival)."""
+    of its own with its own agent (-v -v, stderr lines stamped on arrival). The LAN
+    client is concurrent (many flows) or, `concurrent=False`, sequential: one quiet
+    client, which also runs beside the bursty upload (the lone-packet rule's case)."""
     lab = functools.partial(FailoverLab, delays={"eth0": RTT_DELAY_MS}) if part == "soak-rtt" else FailoverLab
-    traffic = part in ("soak-loss", "soak-rtt")
+    traffic = part in ("soak-loss", "soak-rtt") or not concurrent
     res = {}
-    with Scene(binary, workdir, part, traffic=traffic, verbose=2, lab=lab, concurrent_lan=True,
+    with Scene(binary, workdir, part, traffic=traffic, verbose=2, lab=lab, concurrent_lan=concurrent,
                lan_timeout=2.0 if part == "soak-rtt" else 1.0, timed=True) as sc:
         lb, run = sc.lab, sc.run
         upload = None
@@ -493,7 +497,9 @@ def soak_run(binary, workdir, part, seconds):
         res["bytes"] = byte_figures(start, end)
         res["primary_changes"] = [e.short for e in events if e.event == "primary"]
         res["verdict_changes"] = [e.short for e in events if e.event == "verdict"]
-        res["stall_alarms"] = len([line for line in lines if STALL_RE.search(line)])
+        alarms = [line for line in lines if STALL_RE.search(line)]
+        res["stall_alarms"] = len(alarms)
+        res["lone_alarms"] = len([line for line in alarms if "lone-packet rule" in line])
         res["rounds"] = {purpose: len([r for r in rounds if r[1] == purpose]) for purpose in ("full", "light", "liveness")}
         res["failed_rounds"] = len([r for r in rounds if r[0] != "online"])
         res["state"] = run.state()
@@ -605,9 +611,10 @@ def table(res, args):
         byte_rows(s["bytes"], "steady", ("wwan0",), "(metered backup)")
 
     soak_titles = {"soak-loss": f"{LOSS_PERCENT} % random loss each way on the healthy primary eth0, "
-                                f"concurrent LAN client",
-                   "soak-burst": "a bursty LAN upload (UDP every 50 ms, answered every 2 s by 4 datagrams) on eth0",
-                   "soak-rtt": f"a {2 * RTT_DELAY_MS} ms round trip on eth0 (delay relay), concurrent LAN client"}
+                                f"{lan_client} LAN client",
+                   "soak-burst": "a bursty LAN upload (UDP every 50 ms, answered every 2 s by 4 datagrams) on eth0"
+                                 + ("" if lan_client == "concurrent" else ", sequential LAN client"),
+                   "soak-rtt": f"a {2 * RTT_DELAY_MS} ms round trip on eth0 (delay relay), {lan_client} LAN client"}
     for part in SOAKS:
         s = res.get(part)
         if not s:
@@ -617,7 +624,7 @@ def table(res, args):
             + (f": {', '.join(s['primary_changes'])}" if s["primary_changes"] else ""), "0")
         row("verdict changes in the hook log", f"{len(s['verdict_changes'])}"
             + (f": {', '.join(s['verdict_changes'])}" if s["verdict_changes"] else ""), "0")
-        row("stall alarms on eth0", str(s["stall_alarms"]))
+        row("stall alarms on eth0 (of them, the lone-packet rule's)", f"{s['stall_alarms']} ({s.get('lone_alarms', 0)})")
         r = s["rounds"]
         row("rounds on eth0: full / light / liveness (not online)",
             f"{r['full']} / {r['light']} / {r['liveness']} ({s['failed_rounds']})")
@@ -718,7 +725,8 @@ def main() -> int:
                     args.lan_client == "concurrent"))(traffic)))
         if "steady" not in skip:
             serial.append(("steady", lambda: steady_run(binary, workdir, args.steady_seconds)))
-        soaks = [(part, (lambda part: lambda: soak_run(binary, workdir, part, args.soak_seconds))(part))
+        soaks = [(part, (lambda part: lambda: soak_run(binary, workdir, part, args.soak_seconds,
+                                                        args.lan_client == "concurrent"))(part))
                  for part in SOAKS if part not in skip]
         per_run = UNMETERED_INTERVAL_S / 2 + 10 + 30 + 15       # phase, cut, hold-down, return
         serial_s = sum(args.runs * per_run for n, _ in serial if n.startswith("cut")) + \

@@ -11,6 +11,8 @@ TLS listener whose CA the test makes with openssl; `mosquitto_sub` observes.
   the newest arrive in order at reconnect with the drop count;
 - a wrong password, an untrusted certificate: a clear log line, no crash, verdicts
   unaffected; a credentials file others can read: refused at start;
+- a server that announces a 256 MB packet is cut off after a bounded amount, and
+  the agent backs off and tries again, its memory unmoved;
 - hostile interface names give safe topics; Home Assistant discovery has the keys
   its MQTT discovery documents, and its templates render (jinja2) to the uplinks'
   facts.
@@ -21,14 +23,18 @@ and the queue behave the same at any length; only the last wait grows.
 """
 
 import json
+import os
 import re
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 import mqttlab
-from agentrun import config_text, uplink_is
+from agentrun import config_text, proc_memory, uplink_is
 from lab import read_log
 from mqttlab import MqttBroker, Subscriber
 from pytesthelp import fail, ok, skip_or_fail
@@ -320,6 +326,53 @@ def test_credentials_file_others_can_read_is_refused(fresh_lab, agent, broker, t
     ok(run.wait_until, lambda: not run.running(), 10, "agent refusing to start")
     if run.proc.returncode != 78 or "has mode 644" not in run.stderr() or "gateway-secret" in run.stderr():
         fail(run, f"expected exit 78 and a line naming the mode (without the password), got {run.proc.returncode}")
+
+
+def test_a_broker_announcing_a_huge_packet_is_cut_off(fresh_lab, serve, agent, tmp_path):
+    """liarbroker.py answers the CONNECT with a CONNACK announcing 268 MB, then
+    random bytes: the relay closes the connection once 256 KiB came without a whole
+    packet, the agent logs why, backs off and tries again; its memory stays put."""
+    reason = mqttlab.unavailable_reason()
+    if reason is not None:
+        skip_or_fail(reason, "the MQTT lab")
+    with MqttBroker(fresh_lab, tmp_path / "broker") as broker:
+        broker.stop()                                   # its namespace, not mosquitto
+        log = tmp_path / "liar.log"
+        liar = subprocess.Popen(broker.exec_argv([sys.executable, Path(__file__).with_name("liarbroker.py"),
+                                                  "--listen", f"{broker.address}:1883", "--log", log]),
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            _wait(lambda: broker._listening(1883), 10, "the lying server listening")
+            run = settle(fresh_lab, serve, agent, mqtt_config(broker, tmp_path))
+            before, _ = proc_memory(run.pid)
+            ok(run.wait_stderr, r"mqtt relay: the broker sent more than 256 KiB without a packet the agent could use", 15)
+            # The agent closed it, and after its back-off (1 s, then 2 s) connects again.
+            if not wait_file(log, "connection 2: ended", 20):
+                fail(run, f"no second connection cut off; the server's log: {read_log(log)!r}")
+            ends = read_log(log).splitlines()
+            sent = [int(re.search(r"after (\d+) bytes", line).group(1)) for line in ends]
+            if not all("closed by the client" in line for line in ends):
+                fail(run, f"the server's connections did not end by the agent's close: {ends}")
+            after, _ = proc_memory(run.pid)
+            print(f"bytes the server got out per connection: {sent}; agent RSS {before} -> {after} KiB")
+            # The server's bytes include what kernel buffers took; the agent's memory
+            # is what the bound protects (it grew 8 MB in 8 s without it).
+            if after - before > 3 * 1024:
+                fail(run, f"the agent's resident memory grew from {before} to {after} KiB")
+            if not run.running():
+                fail(run, "agent exited")
+            ok(run.wait_state, lambda s: s["primary"] == "eth0", 5, "verdicts unaffected")
+        finally:
+            os.killpg(liar.pid, signal.SIGKILL)
+            liar.wait(timeout=10)
+
+
+def _wait(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}", pytrace=False)
+        time.sleep(0.05)
 
 
 # --- names and Home Assistant ------------------------------------------------------------

@@ -47,6 +47,9 @@ package struct MQTTSession: Sendable {
     private var connectionUplink: InterfaceName?
     /// The keep-alive the connection was made with.
     private var connectionKeepAliveSeconds: Int?
+    /// The Home Assistant announcement waiting for its time, and the last one sent.
+    private var rediscoveryDueMilliseconds: Int?
+    private var lastRediscoveryMilliseconds: Int?
 
     private struct QueuedEvent: Sendable {
         var event: HookEvent
@@ -178,9 +181,34 @@ package struct MQTTSession: Sendable {
     }
 
     /// A message on a subscribed topic: Home Assistant came (back) online, so its
-    /// entities are announced again.
-    package mutating func received(topic: String, payload: String) -> [MQTTMessage] {
-        guard connected, let discovery, topic == topics.homeAssistantStatus, payload == MQTTPayload.online else { return [] }
+    /// entities are announced again, `jitterMilliseconds` later (the adapter's random
+    /// pick below `rediscoveryJitterMilliseconds`) and never twice within
+    /// `rediscoveryWindowMilliseconds`: a restarted Home Assistant sends one birth
+    /// message, but a looping client or a broker replaying them sends thousands, to
+    /// every gateway at once and over metered uplinks. Births while an announcement
+    /// waits change nothing; the next one after it waits out the window.
+    package mutating func received(topic: String, payload: String, now: Int, jitterMilliseconds: Int) {
+        guard connected, discovery != nil, topic == topics.homeAssistantStatus, payload == MQTTPayload.online,
+              rediscoveryDueMilliseconds == nil else { return }
+        let jitter = min(max(0, jitterMilliseconds), MQTTSession.rediscoveryJitterMilliseconds)
+        let windowEnd = lastRediscoveryMilliseconds.map { $0 + MQTTSession.rediscoveryWindowMilliseconds } ?? now
+        rediscoveryDueMilliseconds = max(now, windowEnd) + jitter
+    }
+
+    package static let rediscoveryWindowMilliseconds = 30_000
+    package static let rediscoveryJitterMilliseconds = 5_000
+
+    /// When the announcement that a birth message asked for is due (monotonic).
+    package var nextRediscoveryMilliseconds: Int? { rediscoveryDueMilliseconds }
+
+    /// The announcement a birth message asked for, once due: every discovery config.
+    /// Disconnected by then, nothing: the configs are retained at the broker, and the
+    /// next connect sends those not yet sent.
+    package mutating func rediscovery(now: Int) -> [MQTTMessage] {
+        guard let due = rediscoveryDueMilliseconds, now >= due else { return [] }
+        rediscoveryDueMilliseconds = nil
+        guard connected, let discovery else { return [] }
+        lastRediscoveryMilliseconds = now
         var messages = [discovery.primaryConfig]
         for uplink in state?.uplinks ?? [] { messages += discovery.uplinkConfigs(uplink) }
         return remember(messages)

@@ -21,6 +21,9 @@ final class SystemBus {
     private var bus: OpaquePointer?
     private var slots: [OpaquePointer] = []
     private var timer: EventLoop.TimerID?
+    /// The descriptor the loop watches for this connection: sd-bus may have closed it
+    /// (and no longer name it) by the time the connection is found failed.
+    private var watchedDescriptor: Int32?
     static let callTimeoutMicroseconds: UInt64 = 25_000_000
 
     init(loop: EventLoop) {
@@ -49,9 +52,9 @@ final class SystemBus {
         timer = nil
         for slot in slots { sd_bus_slot_unref(slot) }
         slots = []
+        if let watchedDescriptor { loop.unwatch(watchedDescriptor) }
+        watchedDescriptor = nil
         guard let bus else { return }
-        let fd = sd_bus_get_fd(bus)
-        if fd >= 0 { loop.unwatch(fd) }
         sd_bus_flush_close_unref(bus)
         self.bus = nil
     }
@@ -172,8 +175,10 @@ final class SystemBus {
         var interest: EventLoop.Interest = []
         if Int16(events) & Int16(POLLIN) != 0 { interest.insert(.readable) }
         if Int16(events) & Int16(POLLOUT) != 0 { interest.insert(.writable) }
+        if let watched = watchedDescriptor, watched != fd { loop.unwatch(watched) }
         do {
             try loop.watch(fd, for: interest.isEmpty ? .readable : interest) { [unowned self] _ in process() }
+            watchedDescriptor = fd
         } catch {
             Log.warning("system bus: cannot watch the connection: \(error)")
             return lostLater()

@@ -16,6 +16,8 @@ package final class MQTTBridge {
     private let random: RandomSource
     private var reconnectTimer: EventLoop.TimerID?
     private var heartbeatTimer: EventLoop.TimerID?
+    /// Home Assistant's announcement, due after a birth message (`MQTTSession`).
+    private var rediscoveryTimer: EventLoop.TimerID?
     /// Whether a CONNACK came for the current attempt (a failure before it is a
     /// failure to connect; after it, a lost connection).
     private var acknowledged = false
@@ -108,7 +110,8 @@ package final class MQTTBridge {
         events = MQTTConnection.Events(
             connected: { [weak self] code in self?.connackReceived(code) },
             disconnected: { [weak self] error, detail in self?.connectionEnded(error, detail: detail) },
-            message: { [weak self] topic, payload in self?.received(topic, payload) })
+            message: { [weak self] topic, payload in self?.received(topic, payload) },
+            packet: { [weak self] in self?.relay?.packetDelivered() })
         connection.setEvents(events)
         Log.notice("mqtt: publishing to \(broker) as \(session.topics.base)\(settings.homeAssistant ? ", Home Assistant discovery under \(settings.discoveryPrefix)" : "")")
     }
@@ -220,7 +223,14 @@ package final class MQTTBridge {
     }
 
     private func received(_ topic: String, _ payload: String) {
-        send(session.received(topic: topic, payload: payload))
+        session.received(topic: topic, payload: payload, now: loop.nowMilliseconds,
+                         jitterMilliseconds: random(MQTTSession.rediscoveryJitterMilliseconds))
+        guard rediscoveryTimer == nil, let due = session.nextRediscoveryMilliseconds else { return }
+        rediscoveryTimer = loop.schedule(afterMilliseconds: max(0, due - loop.nowMilliseconds)) { [weak self] in
+            guard let self else { return }
+            self.rediscoveryTimer = nil
+            self.send(self.session.rediscovery(now: self.loop.nowMilliseconds))
+        }
     }
 
     // MARK: the agent's side
@@ -278,6 +288,8 @@ package final class MQTTBridge {
         reconnectTimer = nil
         if let heartbeatTimer { loop.cancel(heartbeatTimer) }
         heartbeatTimer = nil
+        if let rediscoveryTimer { loop.cancel(rediscoveryTimer) }
+        rediscoveryTimer = nil
         let messages = session.stopping(final, event: event, now: loop.nowMilliseconds)
         guard session.connected, !messages.isEmpty else {
             connection.close()

@@ -21,6 +21,8 @@ final class MQTTConnection {
         /// error line (OpenSSL's reason for a failed handshake), if any.
         var disconnected: (_ error: MQTTError?, _ detail: String?) -> Void
         var message: (_ topic: String, _ payload: String) -> Void
+        /// A whole packet came from the broker (a CONNACK, PUBACK or PUBLISH).
+        var packet: () -> Void = {}
     }
 
     private let loop: EventLoop
@@ -252,6 +254,7 @@ final class MQTTConnection {
     }
 
     private static let onConnect: uplinkd_mqtt_connect_callback = { user, reason in
+        connection(user)?.events.packet()
         connection(user)?.events.connected(Int(reason))
     }
 
@@ -262,9 +265,12 @@ final class MQTTConnection {
         connection.events.disconnected(error, connection.lastErrorLine)
     }
 
-    private static let onPublish: uplinkd_mqtt_publish_callback = { _, _ in }
+    private static let onPublish: uplinkd_mqtt_publish_callback = { user, _ in
+        connection(user)?.events.packet()
+    }
 
     private static let onMessage: uplinkd_mqtt_message_callback = { user, topic, payload, length in
+        connection(user)?.events.packet()
         guard let connection = connection(user), let topic, length >= 0, length <= incomingLimitBytes else { return }
         let bytes = payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
         connection.events.message(String(cString: topic), String(decoding: bytes, as: UTF8.self))

@@ -73,6 +73,11 @@ package final class OwnTrafficRelay {
         expectedPeerPort = localPort
     }
 
+    /// The client made a whole packet of what the broker sent (its bound starts again).
+    package func packetDelivered() {
+        session?.packetDelivered()
+    }
+
     /// Where the current connection left: the uplink it is bound to, or nil.
     package var outboundInterface: InterfaceName? { session?.phase == .relaying ? session?.interface : nil }
 

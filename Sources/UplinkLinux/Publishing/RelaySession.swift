@@ -11,6 +11,13 @@ final class RelaySession {
     /// Most bytes waiting for either side: MQTT packets of the agent are small, and a
     /// peer that stops reading must not grow the agent's memory.
     static let bufferBytes = 64 * 1_024
+    /// Most bytes the broker may send before the client reports a whole packet
+    /// (`packetDelivered`). The agent receives acknowledgements and one-word
+    /// messages; libmosquitto allocates what a packet's header announces and fills it
+    /// as bytes come, so a broker announcing 256 MB would grow the agent's memory by
+    /// every byte it sends. TLS hides the packets from the relay; this bound does not
+    /// need to see them.
+    static let inboundBytesWithoutAPacket = 256 * 1_024
 
     enum Phase { case greeting, request, connecting, relaying, closed }
 
@@ -29,6 +36,13 @@ final class RelaySession {
     var onClosing: (() -> Void)?
     var onClose: (() -> Void)?
     private var buffer = [UInt8](repeating: 0, count: 16 * 1_024)
+    /// Bytes from the target since the client last reported a whole packet.
+    private var inboundSinceAPacket = 0
+
+    /// The client made a whole packet of what came (an acknowledgement, a message).
+    func packetDelivered() {
+        inboundSinceAPacket = 0
+    }
 
     init(loop: EventLoop, client: FileDescriptor) {
         self.loop = loop
@@ -73,7 +87,13 @@ final class RelaySession {
         if toClient.count < RelaySession.bufferBytes {
             if let count = read(outbound, limit: RelaySession.bufferBytes - toClient.count) {
                 if count == 0 { outboundOpen = false } else { toClient += buffer[0..<count] }
+                inboundSinceAPacket += count
             }
+        }
+        if inboundSinceAPacket > RelaySession.inboundBytesWithoutAPacket {
+            Log.warning("mqtt relay: the broker sent more than \(RelaySession.inboundBytesWithoutAPacket / 1_024) KiB "
+                        + "without a packet the agent could use (it expects acknowledgements and short messages); closing")
+            return close()
         }
         if !flush(&fromClient, to: outbound) || !flush(&toClient, to: client) { return close() }
         // A side that ended: what it sent is passed on, then the session ends (MQTT has

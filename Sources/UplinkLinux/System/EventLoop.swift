@@ -81,8 +81,14 @@ package final class EventLoop {
         var event = epoll_event()
         event.events = interest.rawValue
         event.data.fd = descriptor
-        let operation = watchers[descriptor] == nil ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-        try Syscall.call("epoll_ctl on descriptor \(descriptor)") { epoll_ctl(epoll.rawValue, operation, descriptor, &event) }
+        if watchers[descriptor] == nil || epoll_ctl(epoll.rawValue, EPOLL_CTL_MOD, descriptor, &event) != 0 {
+            // A watched descriptor closed without `unwatch` left the epoll set with its
+            // close (ENOENT on MOD): its number, reused by a new descriptor, is added.
+            guard watchers[descriptor] == nil || errno == ENOENT else {
+                throw SystemError("epoll_ctl on descriptor \(descriptor)", errno: errno)
+            }
+            try Syscall.call("epoll_ctl on descriptor \(descriptor)") { epoll_ctl(epoll.rawValue, EPOLL_CTL_ADD, descriptor, &event) }
+        }
         watchers[descriptor] = handler
     }
 

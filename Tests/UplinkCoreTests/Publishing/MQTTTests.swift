@@ -288,6 +288,37 @@ struct MQTTSessionTests {
         #expect(!kept.reconnect && kept.messages.contains { $0.topic == "uplinkd/gw1/event" })
     }
 
+    @Test func aFloodOfBirthMessagesIsAnsweredOncePerWindowAfterItsJitter() {
+        var session = MQTTSession(settings: settings { $0.homeAssistant = true }, nodeID: "gw1")
+        _ = session.changed(state("eth0", [uplink("eth0"), uplink("wwan0", .wwan)]), events: [], now: 0)
+        _ = session.connected(through: nil, now: 0)
+        let window = MQTTSession.rediscoveryWindowMilliseconds
+        var sent: [(at: Int, count: Int)] = []
+        // 2,000 births within a second, then one every 10 ms for a minute and a half:
+        // the first asks for an announcement 1.2 s later, the rest wait out the window.
+        var now = 1_000
+        for k in 0..<2_000 {
+            session.received(topic: "homeassistant/status", payload: "online", now: now + k / 2, jitterMilliseconds: 1_200)
+        }
+        #expect(session.nextRediscoveryMilliseconds == 2_200)
+        while now < 91_000 {
+            now += 10
+            session.received(topic: "homeassistant/status", payload: "online", now: now, jitterMilliseconds: 4_000)
+            let messages = session.rediscovery(now: now)
+            if !messages.isEmpty { sent.append((now, messages.count)) }
+        }
+        let all = 1 + 2 * (1 + HomeAssistantDiscovery.uplinkSensors.count) + HomeAssistantDiscovery.modemSensors.count
+        #expect(sent.map(\.at) == [2_200, 2_200 + window + 4_000, 2_200 + 2 * (window + 4_000)])
+        #expect(sent.allSatisfy { $0.count == all })
+        // A jitter beyond the bound is held to it; disconnected when due, nothing goes.
+        var quiet = MQTTSession(settings: settings { $0.homeAssistant = true }, nodeID: "gw1")
+        _ = quiet.connected(through: nil, now: 0)
+        quiet.received(topic: "homeassistant/status", payload: "online", now: 0, jitterMilliseconds: 1_000_000)
+        #expect(quiet.nextRediscoveryMilliseconds == MQTTSession.rediscoveryJitterMilliseconds)
+        quiet.disconnected()
+        #expect(quiet.rediscovery(now: 1_000_000).isEmpty && quiet.nextRediscoveryMilliseconds == nil)
+    }
+
     @Test func homeAssistantConfigsOnceAndRemovedWhenAnUplinkIsGoneForGood() {
         var session = MQTTSession(settings: settings { $0.homeAssistant = true }, nodeID: "gw1")
         #expect(session.subscriptions == ["homeassistant/status"])
@@ -301,8 +332,10 @@ struct MQTTSessionTests {
         // A reconnect does not send them again; Home Assistant's birth message does.
         session.disconnected()
         #expect(!session.connected(through: nil, now: 10).contains { $0.topic.hasPrefix("homeassistant/") })
-        #expect(session.received(topic: "homeassistant/status", payload: "online").count == 1 + 2 * perUplink + modem)
-        #expect(session.received(topic: "homeassistant/status", payload: "offline").isEmpty)
+        session.received(topic: "homeassistant/status", payload: "online", now: 20, jitterMilliseconds: 0)
+        #expect(session.rediscovery(now: 20).count == 1 + 2 * perUplink + modem)
+        session.received(topic: "homeassistant/status", payload: "offline", now: 30, jitterMilliseconds: 0)
+        #expect(session.nextRediscoveryMilliseconds == nil)
         // wwan0 vanishes: kept for a while (a modem reset), then its retained topics go.
         let gone = state("eth0", [uplink("eth0")])
         #expect(session.changed(gone, events: [], now: 1_000).messages.filter { $0.payload.isEmpty }.isEmpty)
