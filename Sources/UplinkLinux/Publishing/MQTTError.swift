@@ -34,6 +34,21 @@ package enum MosquittoCode: Int, Sendable {
     init(_ raw: Int32) {
         self = MosquittoCode(rawValue: Int(raw)) ?? .other
     }
+
+    /// A sentence for the codes an older libmosquitto calls "Unknown error." (Debian
+    /// 12's 2.0.11 names none from 19 on, the lost keep-alive among them).
+    var sentence: String? {
+        switch self {
+        case .malformedUTF8: "malformed UTF-8"
+        case .keepAlive: "no answer to the keep-alive (the broker, or the path to it, is gone)"
+        case .lookup: "the broker's name could not be looked up"
+        case .malformedPacket: "the broker sent a malformed packet"
+        case .tlsHandshake: "the TLS handshake failed"
+        case .oversizePacket: "a packet over the size the other side allows"
+        case .timeout: "timed out"
+        default: nil
+        }
+    }
 }
 
 /// A libmosquitto failure: the code, its number and a sentence (libmosquitto's own,
@@ -50,6 +65,8 @@ package struct MQTTError: Error, Sendable, CustomStringConvertible {
         if code == .systemError {
             // libmosquitto's sentence for MOSQ_ERR_ERRNO is the errno's.
             sentence = String(cString: strerror(errno))
+        } else if sentence.hasPrefix("Unknown error"), let own = code.sentence {
+            sentence = own
         }
         message = "\(context): \(sentence)"
     }
