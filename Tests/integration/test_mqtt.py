@@ -13,6 +13,8 @@ TLS listener whose CA the test makes with openssl; `mosquitto_sub` observes.
   unaffected; a credentials file others can read: refused at start;
 - a server that announces a 256 MB packet is cut off after a bounded amount, and
   the agent backs off and tries again, its memory unmoved;
+- 2,000 Home Assistant birth messages within a second get one announcement of the
+  discovery configs, a few seconds later, not one per birth;
 - hostile interface names give safe topics; Home Assistant discovery has the keys
   its MQTT discovery documents, and its templates render (jinja2) to the uplinks'
   facts.
@@ -451,3 +453,41 @@ def test_hostile_interface_names_and_homeassistant_discovery(fresh_lab, serve, a
         fail(run, f"primary rendered {rendered.get(f'uplinkd_{NODE}_primary')}")
     if f"uplinkd_{NODE}_x_2by_connectivity" not in rendered:
         fail(run, f"no connectivity sensor for x+y: {sorted(rendered)}")
+
+
+def test_a_flood_of_birth_messages_gets_one_announcement(fresh_lab, serve, agent, broker, subscribers, tmp_path):
+    """2,000 `online` messages on homeassistant/status within a second (a looping
+    client, a replaying broker): the agent answers with its discovery configs once,
+    within the 5 s jitter, and nothing more in the window (it sent the whole set
+    once per birth message, 44,000 messages in 15 s, and kept 27 MB)."""
+    sub = subscribers(broker, ["homeassistant/#"])
+    run = settle(fresh_lab, serve, agent, mqtt_config(broker, tmp_path, extra="homeassistant = yes\n"))
+
+    def configs(msgs, since=0.0):
+        return [m for m in msgs if m.t >= since and m.topic.endswith("/config") and m.payload]
+    # The set published at connect: the primary's, five per uplink and the modem's
+    # five for the cellular wwan0.
+    first = sub.wait_for(lambda msgs: configs(msgs) if len({m.topic for m in configs(msgs)}) >= 1 + 3 * 5 + 5 else None,
+                         10, "the discovery configs published at connect")
+    full = {m.topic for m in first}
+    before, _ = proc_memory(run.pid)
+    t0 = time.time()
+    publisher = [mqttlab.tool_path("mosquitto_pub"), "-h", broker.address, "-u", "gateway",
+                 "-P", mqttlab.PASSWORDS["gateway"], "-q", "1", "-t", "homeassistant/status", "-l"]
+    subprocess.run(broker.exec_argv(publisher), input="online\n" * 2000, text=True, check=True, timeout=30)
+    try:
+        again = sub.wait_for(lambda msgs: configs(msgs, t0) if {m.topic for m in configs(msgs, t0)} >= full else None,
+                             15, "the discovery configs announced again after the births")
+    except AssertionError as exc:
+        fail(run, str(exc))
+    # The announcement comes within the jitter bound after the births; the window
+    # allows no other until 30 s after it. Read at 8 s past the flood's start.
+    late = t0 + 8.0 - time.time()
+    if late > 0:
+        time.sleep(late)
+    sent = configs(sub.messages(), t0)
+    after, _ = proc_memory(run.pid)
+    print(f"{len(sent)} config messages after 2,000 birth messages (a set is {len(full)}); "
+          f"first after {again[0].t - t0:.2f} s; agent RSS {before} -> {after} KiB")
+    if len(sent) != len(full):
+        fail(run, f"{len(sent)} config messages after the flood, expected one set of {len(full)}")
