@@ -124,16 +124,7 @@ trap cleanup EXIT
 # --- the source package
 src=$work/source/uplinkd-$upstream
 mkdir -p "$src"
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    git ls-files -z --cached --others --exclude-standard |
-        while IFS= read -r -d '' file; do
-            case "$file" in packaging/out/*|debian/*) continue ;; esac
-            if [ -e "$file" ] || [ -L "$file" ]; then printf '%s\0' "$file"; fi
-        done | tar --null --no-recursion -T - -cf - | tar -xf - -C "$src"
-else
-    tar --exclude='./.build*' --exclude=./packaging/out --exclude=./.git --exclude=./debian -cf - . |
-        tar -xf - -C "$src"
-fi
+roots_export_tree "$src"
 # The same tree gives the same tarball: names sorted, owners and times fixed (the
 # changelog's date, as SOURCE_DATE_EPOCH).
 epoch=$(dpkg-parsechangelog -l packaging/debian/changelog -S Timestamp)

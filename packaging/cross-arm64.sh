@@ -75,11 +75,7 @@ install_missing "$sysroot" "${target_packages[@]}"
 
 # The tree as build-deb.sh takes it: git's files with uncommitted changes.
 mkdir -p "$host/src" "$host/sysroot"
-git ls-files -z --cached --others --exclude-standard |
-    while IFS= read -r -d '' file; do
-        case "$file" in packaging/out/*) continue ;; esac
-        if [ -e "$file" ] || [ -L "$file" ]; then printf '%s\0' "$file"; fi
-    done | tar --null --no-recursion -T - -cf - | tar -xf - -C "$host/src"
+roots_export_tree "$host/src"
 roots_mount --bind "$sysroot" "$host/sysroot"
 mount -o remount,bind,ro "$host/sysroot"
 

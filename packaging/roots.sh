@@ -15,6 +15,24 @@
 
 roots_dir=${UPLINKD_ROOTS:-/var/cache/uplinkd-roots}
 
+# roots_export_tree DEST: the source tree to build, from the current directory into
+# DEST: git's files with uncommitted changes and new files (not what .gitignore
+# leaves out), or outside a git work tree every file but the builds'. packaging/out
+# and a top-level debian/ are never part of it.
+roots_export_tree() {
+    local dest=$1
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        git ls-files -z --cached --others --exclude-standard |
+            while IFS= read -r -d '' file; do
+                case "$file" in packaging/out/*|debian/*) continue ;; esac
+                if [ -e "$file" ] || [ -L "$file" ]; then printf '%s\0' "$file"; fi
+            done | tar --null --no-recursion -T - -cf - | tar -xf - -C "$dest"
+    else
+        tar --exclude='./.build*' --exclude=./packaging/out --exclude=./.git --exclude=./debian -cf - . |
+            tar -xf - -C "$dest"
+    fi
+}
+
 # roots_enter_namespace SCRIPT ARG...: re-runs SCRIPT with ARGs in a private mount
 # namespace (once: a script it starts stays in it).
 roots_enter_namespace() {
