@@ -204,33 +204,55 @@ class ModemRig:
             labmod.run(["ip", "-n", self.netns, "link", "set", "lo", "up"])
         self.procs = labmod.LabProcesses(self.logs, lambda _role, argv: self.exec_argv(argv))
 
-        config = self.dir / "bus.conf"
-        config.write_text(BUS_CONFIG.format(socket=bus_socket))
-        bus = self.procs.start("dbus-daemon", "mm", [
-            labmod.tool("dbus-daemon"), f"--config-file={config}", "--nofork", "--print-address=1"],
-            stdout=subprocess.PIPE)
-        address = first_line(bus.popen, 10, "dbus-daemon", self._details)
-        if not address.startswith(self.bus_address):
-            raise RigError(f"dbus-daemon listens on {address!r}, expected {self.bus_address}")
-
-        self.procs.start("polkitd", "mm", [
-            self._polkit_python, "-m", "dbusmock", "--system", "--template", "polkitd",
-            "--logfile", str(self.logs / "polkitd.log")])
-        self.wait_until(lambda: self.name_owner(POLKIT_SERVICE), 10, "the polkitd stand-in on the bus")
-        self.busctl("call", POLKIT_SERVICE, POLKIT_PATH, "org.freedesktop.DBus.Mock",
-                    "AllowUnknown", "b", "true")
-
+        self._bus_config = self.dir / "bus.conf"
+        self._bus_config.write_text(BUS_CONFIG.format(socket=bus_socket))
+        self._start_bus()
         self.procs.start_ready("atmodem", "mm", [
             sys.executable, ATMODEM, *[a for p in self.ports for a in ("--port", p)],
             "--control", self.control_path, "--log", self.logs / "atmodem.log",
             "--imei", self.equipment_id])
         if self.network:
             self.control({"op": "set", **self.network})
-        self.procs.start_ready("announcer", "mm", [
+        self._start_announcer()
+        self.start_modemmanager()
+
+    def _start_bus(self):
+        """dbus-daemon and the polkitd stand-in on it."""
+        self._bus = self.procs.start("dbus-daemon", "mm", [
+            labmod.tool("dbus-daemon"), f"--config-file={self._bus_config}", "--nofork", "--print-address=1"],
+            stdout=subprocess.PIPE)
+        address = first_line(self._bus.popen, 10, "dbus-daemon", self._details)
+        if not address.startswith(self.bus_address):
+            raise RigError(f"dbus-daemon listens on {address!r}, expected {self.bus_address}")
+        self._polkit = self.procs.start("polkitd", "mm", [
+            self._polkit_python, "-m", "dbusmock", "--system", "--template", "polkitd",
+            "--logfile", str(self.logs / "polkitd.log")])
+        self.wait_until(lambda: self.name_owner(POLKIT_SERVICE), 10, "the polkitd stand-in on the bus")
+        self.busctl("call", POLKIT_SERVICE, POLKIT_PATH, "org.freedesktop.DBus.Mock",
+                    "AllowUnknown", "b", "true")
+
+    def _start_announcer(self):
+        self._announcer = self.procs.start_ready("announcer", "mm", [
             sys.executable, Path(__file__).resolve(), "announce", "--control", self.control_path,
             "--bus", self.bus_address, "--id", self.profile_id, "--plugin", self.plugin,
             "--log", self.logs / "announcer.log", *[a for p in self.ports for a in ("--port", p)]])
-        self.start_modemmanager()
+
+    def restart_bus(self, away_seconds: float) -> str:
+        """The system bus goes away for `away_seconds` (dbus-daemon stopped, and with
+        it everything on the bus: ModemManager, the polkitd stand-in, the announcer),
+        then comes back with all of them; the modem's new path. The emulated modem
+        keeps running (it is not on the bus)."""
+        # The daemon first, as when it crashes or is restarted: its clients see their
+        # connections end, then they go too.
+        for proc in (self._bus, self._announcer, self._polkit):
+            self.procs.stop(proc)
+        if self.mm is not None:
+            self.procs.stop(self.mm)
+            self.mm = None
+        time.sleep(away_seconds)                    # the outage itself, not a wait
+        self._start_bus()
+        self._start_announcer()
+        return self.start_modemmanager()
 
     def close(self):
         """Stop everything, delete the rig's namespace and files (idempotent)."""

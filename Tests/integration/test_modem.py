@@ -8,8 +8,8 @@ What is shown: registration lost makes wwan0 down (modem-not-registered) without
 probe byte on its wire while it lasts, and back online after one round; a weak
 signal degrades it and a cellular primary hands over; a modem registered while its
 upstream is dead gets its bearer reconnected (the emulator sees the commands) and
-then a reset; ModemManager restarted is followed again; without ModemManager the
-agent works as it did. Timings are measured by Tests/bench/bench_modem.py, not here.
+then a reset; ModemManager restarted is followed again, and so is the whole system
+bus restarted; without ModemManager the agent works as it did. Timings are measured by Tests/bench/bench_modem.py, not here.
 """
 
 import time
@@ -187,6 +187,28 @@ def test_modemmanager_restarted_is_followed_again(fresh_flab, rig, agent):
     rig.set_registration("searching")
     run.wait_state(lambda st: uplink_is(st, "wwan0", "down", "modem-not-registered"), 10,
                    "the new ModemManager's word taken")
+
+
+def test_the_system_bus_restarted_is_followed_again(fresh_flab, rig, agent):
+    """dbus-daemon away for 10 s, then back with ModemManager: the agent attaches
+    again (its new connection's descriptor often has the old one's number, which the
+    loop once refused with epoll_ctl ENOENT, five times over 20 s)."""
+    run = start(agent, fresh_flab, rig, modem_config(fresh_flab))
+    wait_settled(run, fresh_flab, SETTLE)
+    run.wait_state(lambda st: st["uplinks"]["wwan0"]["modem_state"] == "connected", 20, "the modem followed")
+    offset = run.stderr_size()
+    path = rig.restart_bus(away_seconds=10)
+    rig.mmcli("-m", path, "--simple-connect=apn=internet")
+    back = time.monotonic()
+    run.wait_state(lambda st: st["uplinks"]["wwan0"]["modem_state"] == "connected", 30,
+                   "the modem followed again after the bus came back")
+    print(f"followed again {time.monotonic() - back:.1f} s after ModemManager was back with its modem")
+    print("\n".join(l for l in run.stderr_since(offset).splitlines() if "modem" in l or "bus" in l))
+    later = run.stderr_since(offset)
+    assert "cannot watch the connection" not in later, later
+    rig.set_registration("searching")
+    run.wait_state(lambda st: uplink_is(st, "wwan0", "down", "modem-not-registered"), 10,
+                   "the word of ModemManager on the new bus taken")
 
 
 def test_without_modemmanager_the_agent_works_as_before(fresh_flab, agent, tmp_path):
