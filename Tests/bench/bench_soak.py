@@ -49,7 +49,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchstats import NONE, fmt_s, median
+from benchstats import NONE, fmt_s, median, percentile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))   # the lab
 import failoverlab  # noqa: E402
@@ -66,13 +66,6 @@ TRAFFIC = ("flows", "sequential", "idle")
 GRACE_S = 5.0
 SETTLE_S = 300.0
 MONTH_S = 30 * 86400
-
-
-def percentile(xs, q):
-    if not xs:
-        return None
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
 
 
 def sample_agent(pid):
