@@ -161,7 +161,8 @@ def all_dead_part(binary, workdir, runs, args):
                 sc.lab.cut(iface)
             sample = {}
             try:
-                sc.run.wait_state(lambda s: s["primary"] == "-", args.detect_timeout, "no primary")
+                # wwan0 takes over first; a metered primary is checked every 90 s when idle.
+                sc.run.wait_state(lambda s: s["primary"] == "-", max(args.detect_timeout, 120.0), "no primary")
                 before = sc.lab.counters()["wwan0"]
                 w0 = time.monotonic()
                 time.sleep(args.dead_seconds)
