@@ -68,8 +68,10 @@ package final class SysfsTrafficCounters: TrafficCounting {
             let line = UnsafeBufferPointer(rebasing: text[lineStart..<lineEnd])
             if let space = line.firstIndex(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
                 let name = UnsafeBufferPointer(rebasing: line[..<space])
-                if name.elementsEqual("Ip6InMcastPkts".utf8) { received = number(line[space...]) }
-                else if name.elementsEqual("Ip6OutMcastPkts".utf8) { sent = number(line[space...]) }
+                // The value, without the spaces and tab that align it.
+                let value = line[space...].lazy.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+                if name.elementsEqual("Ip6InMcastPkts".utf8) { received = decimal(value) }
+                else if name.elementsEqual("Ip6OutMcastPkts".utf8) { sent = decimal(value) }
             }
             lineStart = lineEnd + 1
         }
@@ -77,10 +79,12 @@ package final class SysfsTrafficCounters: TrafficCounting {
         return (received, sent)
     }
 
-    private static func number(_ field: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64? {
+    /// A whole number written as decimal digits and nothing else (at least one digit,
+    /// no overflow); nil otherwise.
+    private static func decimal<Bytes: Sequence>(_ bytes: Bytes) -> UInt64? where Bytes.Element == UInt8 {
         var value: UInt64 = 0
         var digits = 0
-        for byte in field where byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") {
+        for byte in bytes {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
             let (times10, over1) = value.multipliedReportingOverflow(by: 10)
             let (sum, over2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
@@ -99,18 +103,7 @@ package final class SysfsTrafficCounters: TrafficCounting {
             guard let count = try? Syscall.call("pread \(file.label)", {
                 pread(file.rawValue, buffer.baseAddress, buffer.count, 0)
             }), count > 0 else { return nil }
-            var value: UInt64 = 0
-            var digits = 0
-            for byte in buffer[0..<count] {
-                if byte == UInt8(ascii: "\n") { break }
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-                let (times10, over1) = value.multipliedReportingOverflow(by: 10)
-                let (sum, over2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
-                if over1 || over2 { return nil }
-                value = sum
-                digits += 1
-            }
-            return digits > 0 ? value : nil
+            return decimal(buffer[0..<count].prefix { $0 != UInt8(ascii: "\n") })
         }
     }
 }
