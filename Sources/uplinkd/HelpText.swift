@@ -3,7 +3,7 @@ let helpText = """
 usage: uplinkd check IFACE... [options]
        uplinkd links [--json] [--all] [--watch] [--config FILE]
        uplinkd run [--config FILE] [--state FILE] [--hooks-dir DIR] [--verbose]
-       uplinkd status [--json] [--state FILE]
+       uplinkd status [--json | --get [IFACE] FACT] [--state FILE]
        uplinkd config check [--config FILE]
        uplinkd wait-online [IFACE... | --any] [--timeout SECONDS] [--captive-ok]
                            [--state FILE]
@@ -53,6 +53,8 @@ status: the state file as written by run: primary, each uplink's verdict, reason
   since when, probe bytes; how old the data is and whether the agent still runs.
   Exit status 0 the agent runs with a primary, 1 it runs with no uplink online,
   3 it does not run (stale facts), 69 no readable state file.
+  --get FACT, --get IFACE FACT  one value (README, "State file", names every
+  fact), empty for none; exit 0, 1 no such uplink in the file, 64 no such fact.
 
 config check: validates the configuration (and lists hooks that will not run)
   without running anything; exit 0, or 78 with the file:line:key error.

@@ -2,23 +2,46 @@ import Glibc
 import UplinkCore
 import UplinkLinux
 
-/// `uplinkd status [--json] [--state FILE]`: reads the state file, with or without a
-/// running agent, and says how old it is; the exit status tells scripts whether the
-/// agent runs and has a primary (`AgentState.statusExitCode`).
+/// `uplinkd status [--json | --get [IFACE] FACT] [--state FILE]`: reads the state file
+/// (either format), with or without a running agent, and says how old it is; the exit
+/// status tells scripts whether the agent runs and has a primary
+/// (`AgentState.statusExitCode`). `--get` prints one fact's value instead, exit 0.
 enum StatusCommand {
     static func run(_ arguments: ArraySlice<String>) -> Int32 {
         var json = false
+        var get: [String] = []
         var path = AgentPolicy().stateFilePath
         let early = ArgumentReader.readOptions(arguments, for: "status") { option, inline, reader throws(UsageError) in
             switch option {
             case "--json": json = true
             case "--state": path = try pathValue(option, try reader.value(for: option, inline: inline))
-            default: return false
+            case "--get":
+                guard get.isEmpty else { throw UsageError("--get given twice") }
+                get.append(try reader.value(for: option, inline: inline))
+            default:
+                // The FACT after `--get IFACE`.
+                guard get.count == 1, !option.hasPrefix("-") else { return false }
+                get.append(option)
             }
             return true
         }
         if let early { return early }
+        if json && !get.isEmpty { return usageFailure("status: --json and --get exclude each other") }
+        let query: FactQuery?
+        do throws(UsageError) {
+            query = get.isEmpty ? nil : try FactQuery(get)
+        } catch {
+            return usageFailure(error.message)
+        }
         guard let state = readStateOrReport(path) else { return ExitStatus.unavailable }
+        if let query {
+            guard let value = query.value(in: state) else {
+                printError("status: \(query.interface?.value ?? "") is not among the uplinks in \(path)")
+                return 1
+            }
+            print(value)
+            return 0
+        }
         let now = Int(time(nil))
         let age = max(0, now - state.writtenWallSeconds)
         let running = state.writtenByRunningAgent(processExists: ProcessTable.exists)
@@ -30,6 +53,43 @@ enum StatusCommand {
             for uplink in state.uplinks { print(line(for: uplink, nowWallSeconds: now)) }
         }
         return state.statusExitCode(agentRunning: running)
+    }
+
+    /// `--get [IFACE] FACT`: one fact of the node or of an uplink, named as in the state
+    /// file (`StateFacts`).
+    struct FactQuery {
+        var interface: InterfaceName?
+        var fact: String
+
+        init(_ words: [String]) throws(UsageError) {
+            fact = words.last!
+            let nodeNames = StateFacts.node.map(\.name)
+            let uplinkNames = ["interface"] + StateFacts.uplink.map(\.name)
+            guard words.count == 2 else {
+                guard nodeNames.contains(fact) else {
+                    if uplinkNames.contains(fact) {
+                        throw UsageError("status --get: \(fact.printableEscaped) is a fact of each uplink: --get IFACE \(fact.printableEscaped)")
+                    }
+                    throw UsageError("status --get: no node fact '\(fact.printableEscaped)'; known: \(nodeNames.joined(separator: ", "))")
+                }
+                return
+            }
+            if let problem = InterfaceName.problem(with: words[0]) { throw UsageError("status --get: \(problem)") }
+            interface = InterfaceName(words[0])
+            guard uplinkNames.contains(fact) else {
+                throw UsageError("status --get: no uplink fact '\(fact.printableEscaped)'; known: \(uplinkNames.joined(separator: ", "))")
+            }
+        }
+
+        /// The value as hooks see it (empty for none); nil when the uplink is not in the state.
+        func value(in state: AgentState) -> String? {
+            guard let interface else {
+                return StateFacts.node.first { $0.name == fact }!.value(state).environmentText
+            }
+            guard let uplink = state.uplinks.first(where: { $0.interface == interface }) else { return nil }
+            if fact == "interface" { return interface.value }
+            return StateFacts.uplink.first { $0.name == fact }!.value(uplink).environmentText
+        }
     }
 
     /// One line per uplink, so `grep wlan0` shows all that is known of it.

@@ -245,7 +245,7 @@ class ModemScene:
                             env={"DBUS_SYSTEM_BUS_ADDRESS": bus} if bus else {}).start(timed=True)
         failoverlab.wait_settled(self.run, self.lab, SETTLE_TIMEOUT_S, primary=primary)
         if self.rig is not None and "modemmanager = no" not in config:
-            self.run.wait_state(lambda st: st["uplinks"]["wwan0"].get("modem") == IMEI, 10,
+            self.run.wait_state(lambda st: st["uplinks"]["wwan0"].get("modem_equipment_id") == IMEI, 10,
                                 "wwan0's modem in the state file")
         return self.run
 
@@ -410,7 +410,7 @@ def ladder_run(sc, config, until_reset, recover_after, reset_after):
                             if step["t"] <= t < dial["t"] and len(f) >= 6 and f[0] == "verdict"
                             and f[1] == "wwan0" and f[3] == "online"]
         st = run.state()["uplinks"]["wwan0"]
-        res.update(recoveries=st["recoveries"], step=st["recovery_step"], penalty=st["flap_penalty"],
+        res.update(recoveries=st["modem_recoveries_total"], step=st["modem_recovery_step"], penalty=st["flap_penalty"],
                    suppressed=st["suppressed"], resets=len([c for c in rig.commands(log_mark) if is_reset(c)]))
     finally:
         if not restored:
@@ -450,7 +450,7 @@ def pair_part(binary, workdir, settle, window):
         runs = {"M": run_m, "N": run_n}
         marks = {"M": m.hook.mark(), "N": n.hook.mark()}
         log_mark = m.rig.log_mark()
-        rec0 = run_m.state()["uplinks"]["wwan0"]["recoveries"]
+        rec0 = run_m.state()["uplinks"]["wwan0"]["modem_recoveries_total"]
         samplers = {k: Sampler(r.pid, MEMORY_EVERY_S) for k, r in runs.items()}
         cpu0 = {k: (proc_stat_cpu(r.pid), tree_cpu(r.pid)) for k, r in runs.items()}
         w0, wall0 = time.monotonic(), time.time()
@@ -469,11 +469,11 @@ def pair_part(binary, workdir, settle, window):
                                  max((x[1] for x in s.samples), default=None), len(s.samples))
                              for k, s in samplers.items()}
         states = {k: r.state() for k, r in runs.items()}
-        res["modem"] = {k: states[k]["uplinks"]["wwan0"]["modem"] for k in runs}
+        res["modem"] = {k: states[k]["uplinks"]["wwan0"]["modem_equipment_id"] for k in runs}
         res["verdicts"] = {k: " ".join(f"{i}={u['verdict']}" for i, u in states[k]["uplinks"].items())
                            for k in runs}
-        res["recoveries"] = (rec0, states["M"]["uplinks"]["wwan0"]["recoveries"])
-        res["rsrp"] = states["M"]["uplinks"]["wwan0"]["rsrp_dbm"]
+        res["recoveries"] = (rec0, states["M"]["uplinks"]["wwan0"]["modem_recoveries_total"])
+        res["rsrp"] = states["M"]["uplinks"]["wwan0"]["modem_rsrp_dbm"]
         commands = m.rig.commands(log_mark)
         res["ladder_commands"] = [c for c in commands if is_reconnect(c) or is_reset(c)]
         res["at_commands"] = len(commands)

@@ -197,7 +197,7 @@ def exact(binary, workdir):
         old = device_counters(lb, "wwan0")
         # A veth's last word leaves out what it received: the reading with all of it first.
         before = used0 + ip_bytes(old) - ip_bytes(device0)
-        run.wait_state(lambda st: int(st["uplinks"]["wwan0"]["plan_used"]) >= before, 20, "a reading with all of it")
+        run.wait_state(lambda st: int(st["uplinks"]["wwan0"]["plan_used_bytes"]) >= before, 20, "a reading with all of it")
         recreate(lb, "wwan0")
         quiet_link(lb, "wwan0")
         run.wait_stderr(r"wwan0: removed; its last counters go to its data plan", 10)

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -184,41 +185,36 @@ def parse_hook_log(text: str):
     return events
 
 
-STATE_UPLINK_FIELDS = ("kind", "verdict", "reason", "since", "ipv4", "ipv6",
-                       "bytes_today", "budget", "exhausted", "portal_url",
-                       "ipv4_reason", "ipv6_reason", "dns_source", "metered",
-                       "rtt_ms", "rtt_variation_ms", "loss_pct", "degraded", "flap_penalty",
-                       "suppressed", "session_ends", "session_bytes", "modem", "modem_state",
-                       "registration", "operator", "operator_code", "access_technology", "rsrp_dbm",
-                       "rsrq_db", "sinr_db", "signal_pct", "recovery_step", "recoveries",
-                       "plan_used", "plan_bytes", "plan_starts", "plan_ends", "plan_received", "plan_sent",
-                       "plan_capped", "at_cap", "standby")
-# Fields every `uplink` line has had since format 1 came out; later ones (METERED)
-# are appended, and readers ignore fields they do not know.
-STATE_UPLINK_REQUIRED = 13
-
-
 def parse_state(text: str) -> dict:
-    """{'format','written','pid','state','primary', 'uplinks': {name: {...}}}."""
+    """The state file (format 2) by name: {'format', node facts ('written', 'pid',
+    'stopped', 'primary', 'decision', 'hooks_done'...), 'uplinks': {name: {fact: value}},
+    'order': [names]}; values percent-decoded, "-" for none. Refuses what a reader by
+    the README's rules could not read: a line that is not one fact, a fact repeated."""
     lines = text.splitlines()
-    if not lines or not lines[0].startswith("# uplinkd state, format 1"):
+    if not lines or not lines[0].startswith("# uplinkd state, format 2"):
         raise AgentError(f"state file does not start with the format comment:\n{text}")
     st = {"uplinks": {}, "order": []}
     for line in lines:
         if not line or line.startswith("#"):
             continue
-        key, _, rest = line.partition(" ")
-        if key == "uplink":
-            fields = rest.split(" ")
-            if len(fields) < 1 + STATE_UPLINK_REQUIRED:
-                raise AgentError(f"uplink line has {len(fields)} fields: {line!r}\n{text}")
-            st["uplinks"][fields[0]] = dict(zip(STATE_UPLINK_FIELDS, fields[1:]))
-            st["order"].append(fields[0])
+        fields = line.split(" ")
+        if fields[0] == "uplink":
+            if len(fields) != 4:
+                raise AgentError(f"uplink line is not 'uplink IFACE FACT VALUE': {line!r}\n{text}")
+            _, name, fact, value = fields
+            if name not in st["uplinks"]:
+                st["uplinks"][name] = {}
+                st["order"].append(name)
+            if fact in st["uplinks"][name]:
+                raise AgentError(f"uplink fact {name} {fact} repeated\n{text}")
+            st["uplinks"][name][fact] = value if value == "-" else urllib.parse.unquote(value)
         else:
-            if key in st:
-                raise AgentError(f"state key {key!r} repeated\n{text}")
-            st[key] = rest
-    for key in ("format", "written", "pid", "state", "primary"):
+            if len(fields) != 2:
+                raise AgentError(f"node line is not 'FACT VALUE': {line!r}\n{text}")
+            if fields[0] in st:
+                raise AgentError(f"state key {fields[0]!r} repeated\n{text}")
+            st[fields[0]] = fields[1]
+    for key in ("format", "written", "pid", "stopped", "primary", "decision", "hooks_done"):
         if key not in st:
             raise AgentError(f"state file lacks {key!r}:\n{text}")
     return st

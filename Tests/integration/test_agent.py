@@ -100,8 +100,8 @@ def test_startup_verdicts_primary_and_hooks(lab, serve, agent):
     run, st = settled_agent(lab, serve, agent)
     events = ok(run.wait_hooks, STARTUP_HOOKS, 10)
 
-    if (st["format"], st["state"], st["pid"]) != ("1", "running", str(run.pid)):
-        fail(run, "state file must say format 1, state running and the agent's pid")
+    if (st["format"], st["stopped"], st["pid"]) != ("2", "no", str(run.pid)):
+        fail(run, "state file must say format 2, stopped no and the agent's pid")
     if sorted(st["uplinks"]) != ["eth0", "wlan0", "wwan0"]:
         fail(run, "uplinks must be the interfaces with a default route (eth1 has none)")
     want = {
@@ -111,10 +111,10 @@ def test_startup_verdicts_primary_and_hooks(lab, serve, agent):
     }
     for name, fields in want.items():
         u = st["uplinks"][name]
-        got = (u["kind"], u["verdict"], u["reason"], u["ipv4"], u["ipv6"], u["portal_url"])
+        got = (u["kind"], u["verdict"], u["reason"], u["ipv4_verdict"], u["ipv6_verdict"], u["portal_url"])
         if got != fields:
             fail(run, f"{name}: state fields {got}, expected {fields}")
-        if abs(int(u["since"]) - time.time()) > 60 or u["exhausted"] != "no" or u["budget"] != "-":
+        if abs(int(u["since"]) - time.time()) > 60 or u["budget_exhausted"] != "no" or u["budget_bytes"] != "-":
             fail(run, f"{name}: since/budget/exhausted implausible: {u}")
     metered = {name: st["uplinks"][name].get("metered") for name in want}
     if metered != {"eth0": "no", "wlan0": "no", "wwan0": "yes"}:
@@ -362,10 +362,10 @@ def test_hup_with_a_crashing_regex_is_refused_and_the_agent_keeps_running(fresh_
         fail(run, f"reload refusal must name {run.config}:{lineno}, key 'expect-regex' and the length")
 
     # Still running and answering: the state file says so and a carrier cut reaches it.
-    if run.proc.poll() is not None or run.state()["state"] != "running":
+    if run.proc.poll() is not None or run.state()["stopped"] != "no":
         fail(run, "the agent must keep running after refusing the configuration")
     peer(lb, "wlan0", False)
-    ok(run.wait_state, lambda s: uplink_is(s, "wlan0", "down", "no-carrier") and s["state"] == "running", 3,
+    ok(run.wait_state, lambda s: uplink_is(s, "wlan0", "down", "no-carrier") and s["stopped"] == "no", 3,
        "wlan0 down (no-carrier) after the refused reload")
 
 
@@ -397,7 +397,7 @@ def test_stop_signal_writes_final_state(lab, serve, agent, sig):
     if rc != 0:
         fail(run, f"exit status on {sig.name}: {rc}, expected 0")
     st = run.state()
-    if (st["state"], st["primary"], st["pid"]) != ("stopped", "eth0", before["pid"]):
+    if (st["stopped"], st["primary"], st["pid"]) != ("yes", "eth0", before["pid"]):
         fail(run, "final state must say 'state stopped', keep primary eth0 and the pid")
     for name in ("eth0", "wlan0", "wwan0"):
         if st["uplinks"].get(name, {}).get("verdict") != before["uplinks"][name]["verdict"]:
@@ -430,7 +430,7 @@ def test_term_lets_running_hook_finish(lab, serve, agent, tmp_path):
     # The running hook finishes (once), then the hooks run once more for the stop.
     if rc != 0 or len(runs) != 2 or runs[0] == "finished stop" or runs[1] != "finished stop":
         fail(run, f"exit {rc}; the running hook must finish once, then run for the stop event: {runs!r}")
-    if run.state()["state"] != "stopped":
+    if run.state()["stopped"] != "yes":
         fail(run, "final state must say 'state stopped'")
 
 

@@ -164,7 +164,7 @@ def test_stop_event_runs_every_hook_once_before_the_exit(fresh_lab, serve, agent
     if env[-1]["UPLINK_IPV4_ADDRESSES"] != "10.231.1.2/24" or env[-1]["UPLINK_IPV4_GATEWAY"] != "10.231.1.1":
         fail(run, f"the stop event describes eth0's network: {env[-1]}")
     st = run.state()
-    if st["state"] != "stopped" or st["primary"] != "eth0":
+    if st["stopped"] != "yes" or st["primary"] != "eth0":
         fail(run, "the final state file must say stopped (primary eth0)")
     if run.state_path.stat().st_mtime < done.stat().st_mtime:
         fail(run, "the final state must be written after the stop hooks ran")

@@ -149,7 +149,7 @@ def test_textfile_passes_promtool_and_follows_a_cut(fresh_lab, serve, agent, tmp
     if run.stop(signal.SIGTERM) != 0:
         fail(run, "TERM must stop the agent with status 0")
     series = exported(prom)
-    if value(series, "uplinkd_running") != 0 or run.state()["state"] != "stopped":
+    if value(series, "uplinkd_running") != 0 or run.state()["stopped"] != "yes":
         fail(run, "the file left at stop must say uplinkd_running 0 (and the state file stopped)")
     if value(series, "uplinkd_primary_changes_total") != after["primary changes"]:
         fail(run, "stopping is no primary change")

@@ -54,8 +54,8 @@ def wwan0_bytes_out(lb):
 def test_registration_lost_is_down_without_a_probe_and_back_after_one_round(fresh_flab, rig, agent):
     run = start(agent, fresh_flab, rig, modem_config(fresh_flab))
     wait_settled(run, fresh_flab, SETTLE)
-    run.wait_state(lambda st: st["uplinks"]["wwan0"].get("modem") == IMEI, 10, "wwan0's modem in the state file")
-    assert wwan0(run)["registration"] == "home" and wwan0(run)["modem_state"] == "connected"
+    run.wait_state(lambda st: st["uplinks"]["wwan0"].get("modem_equipment_id") == IMEI, 10, "wwan0's modem in the state file")
+    assert wwan0(run)["modem_registration"] == "home" and wwan0(run)["modem_state"] == "connected"
 
     rig.set_registration("searching")
     run.wait_state(lambda st: uplink_is(st, "wwan0", "down", "modem-not-registered"), 10,
@@ -109,7 +109,7 @@ def test_a_weak_signal_degrades_a_cellular_primary_which_hands_over(fresh_flab, 
     wait_settled(run, fresh_flab, SETTLE, primary="wwan0")
     rig.set_signal(rsrp_dbm=-121)
     run.wait_state(lambda st: st["uplinks"]["wwan0"]["degraded"] == "yes", 20, "wwan0 degraded by its RSRP")
-    assert wwan0(run)["rsrp_dbm"] == "-121"
+    assert wwan0(run)["modem_rsrp_dbm"] == "-121"
     run.wait_state(lambda st: st["primary"] == "eth0", 20, "the primary handed over to eth0")
     # The state file is written before the hooks run: wait for the primary hook read.
     handover = [e for e in run.wait_hooks([("primary", "eth0")], 10, latest=True,
@@ -142,7 +142,7 @@ def test_a_dead_bearer_is_reconnected_and_the_uplink_comes_back(fresh_flab, rig,
     wait_commands(run, rig, mark, lambda c: c.startswith("ATD"), 30, "the bearer dialled again")
     fresh_flab.restore("wwan0")
     run.wait_state(lambda st: uplink_is(st, "wwan0", "online"), 30, "wwan0 online after the reconnect")
-    assert wwan0(run)["recoveries"] == "1" and wwan0(run)["recovery_step"] == "reconnect"
+    assert wwan0(run)["modem_recoveries_total"] == "1" and wwan0(run)["modem_recovery_step"] == "reconnect"
     assert not [c for c in rig.commands(mark) if "CFUN=15" in c]
     assert "recovery step reconnect" in run.stderr()
 
@@ -166,7 +166,7 @@ def test_a_modem_still_dead_after_the_reconnect_is_reset_and_comes_back(fresh_fl
     rig.wait_modem(timeout=30, other_than=first_path)
     run.wait_state(lambda st: uplink_is(st, "wwan0", "online") and st["uplinks"]["wwan0"]["modem_state"] == "connected",
                    60, "wwan0 online on the reset modem")
-    assert wwan0(run)["recoveries"] == "2" and wwan0(run)["recovery_step"] == "reset"
+    assert wwan0(run)["modem_recoveries_total"] == "2" and wwan0(run)["modem_recovery_step"] == "reset"
     recover = [d for d in parse_env_dumps(dumps) if d.get("UPLINK_EVENT") == "recover"]
     assert [d["UPLINK_RECOVERY_STEP"] for d in recover] == ["reconnect", "reset"]
     assert all(d["UPLINK_INTERFACE"] == "wwan0" and d["UPLINK_MODEM_EQUIPMENT_ID"] == IMEI for d in recover)
@@ -178,7 +178,7 @@ def test_modemmanager_restarted_is_followed_again(fresh_flab, rig, agent):
     offset = run.stderr_size()
     rig.stop_modemmanager()
     run.wait_stderr(r"ModemManager left the bus", 10, offset)
-    run.wait_state(lambda st: st["uplinks"]["wwan0"]["modem"] == "-", 10, "no modem while ModemManager is away")
+    run.wait_state(lambda st: st["uplinks"]["wwan0"]["modem_equipment_id"] == "-", 10, "no modem while ModemManager is away")
     assert wwan0(run)["verdict"] == "online"
     rig.start_modemmanager()
     rig.mmcli("-m", rig.modem_path(), "--simple-connect=apn=internet")
@@ -215,7 +215,7 @@ def test_without_modemmanager_the_agent_works_as_before(fresh_flab, agent, tmp_p
     run = start(agent, fresh_flab, None, modem_config(fresh_flab),
                 env={"DBUS_SYSTEM_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus"})
     wait_settled(run, fresh_flab, SETTLE)
-    assert wwan0(run)["modem"] == "-"
+    assert wwan0(run)["modem_equipment_id"] == "-"
     assert run.stderr().count("modems: no system bus") >= 1
     assert "error" not in run.stderr().lower()
 

@@ -138,7 +138,7 @@ def test_exact_across_restarts_and_the_interface_created_again(fresh_flab, agent
     # since a veth's last word at its removal leaves out what it received.
     old = device_counters(lb, "wwan0")
     before = used0 + ip_bytes(old) - ip_bytes(device0)
-    run.wait_state(lambda st: int(st["uplinks"]["wwan0"]["plan_used"]) == before, 15,
+    run.wait_state(lambda st: int(st["uplinks"]["wwan0"]["plan_used_bytes"]) == before, 15,
                    f"a reading with all wwan0 carried ({before} bytes)")
     recreate(lb, "wwan0")
     quiet_link(lb, "wwan0")
@@ -161,7 +161,7 @@ def test_a_capped_backup_is_the_last_resort_and_hands_back_at_once(fresh_flab, a
     text = config(lb, tmp_path, {"plan": "1MB"}, {"priority": "eth0 wwan0 wlan0"})
     run = start(agent, lb, text, hooks={"20-env": env_dump_hook(dumps)})
     wait_settled(run, lb, SETTLE)
-    run.wait_state(lambda st: st["uplinks"]["wwan0"]["plan_used"] != "-", 15, "wwan0's plan counting")
+    run.wait_state(lambda st: st["uplinks"]["wwan0"]["plan_used_bytes"] != "-", 15, "wwan0's plan counting")
     # The lab's server sends at most 1 MiB: with the request and the headers, past 1 MB.
     assert fetch(lb, "gw", 1 << 20, "wwan0") == 1 << 20
     run.wait_state(lambda st: st["uplinks"]["wwan0"]["plan_capped"] == "yes", 15, "wwan0's plan used up")
@@ -191,7 +191,7 @@ def test_a_capped_backup_is_the_last_resort_and_hands_back_at_once(fresh_flab, a
     done = run_plan(run, "wwan0", "--reset")
     assert done.returncode == 0, done.stderr
     st = run.state()["uplinks"]["wwan0"]
-    assert st["plan_capped"] == "no" and int(st["plan_used"]) < 100_000
+    assert st["plan_capped"] == "no" and int(st["plan_used_bytes"]) < 100_000
     shown = run_plan(run, "wwan0")
     assert shown.returncode == 0 and "wwan0: " in shown.stdout and "of 1 MB used" in shown.stdout, shown.stdout
 
@@ -339,7 +339,7 @@ def test_a_cold_modem_keeps_its_bearer_down_until_it_is_needed(fresh_flab, rig, 
     while time.monotonic() < deadline:
         assert lb.counters()["wwan0"] == before
         time.sleep(0.5)
-    assert run.state()["uplinks"]["wwan0"]["recoveries"] == "0"
+    assert run.state()["uplinks"]["wwan0"]["modem_recoveries_total"] == "0"
     dial = rig.log_mark()
     cut = time.time()
     lb.cut("eth0")

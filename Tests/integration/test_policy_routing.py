@@ -144,7 +144,7 @@ def start(lb, agent, agent_keys=None, name="agent"):
                 hooks=lb.agent_hooks(), name=name)
     ok(failoverlab.wait_settled, run, lb, SETTLE_S)
     ok(run.wait_state, lambda s: s.get("primary-ipv4") == "eth0" and s.get("primary-ipv6") == "eth0"
-       and all(s["uplinks"][i]["ipv4"] == s["uplinks"][i]["ipv6"] == "online" for i in UPLINKS),
+       and all(s["uplinks"][i]["ipv4_verdict"] == s["uplinks"][i]["ipv6_verdict"] == "online" for i in UPLINKS),
        SETTLE_S, "eth0 primary of both families, every uplink online in both")
     wait_routes(run, lb, "eth0", "eth0", 10)
     return run
@@ -219,7 +219,7 @@ def test_broken_ipv6_moves_only_the_ipv6_primary(routing_lab, agent):
     st = wait_primaries(run, "eth0", "wlan0", 60, "IPv4 primary eth0, IPv6 primary wlan0")
     print(f"\neth0's IPv6 broken -> IPv6 primary wlan0 in the state file {time.time() - broke:.1f} s later")
     eth0 = st["uplinks"]["eth0"]
-    if st["primary"] != "eth0" or eth0["ipv4"] != "online" or eth0["ipv6"] == "online":
+    if st["primary"] != "eth0" or eth0["ipv4_verdict"] != "online" or eth0["ipv6_verdict"] == "online":
         fail(run, f"expected eth0 primary, its IPv4 online and its IPv6 not: primary {st['primary']}, {eth0}")
     wait_routes(run, lb, "eth0", "wlan0", 10)
     status = run.status("--json")

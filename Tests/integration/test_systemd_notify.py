@@ -405,5 +405,5 @@ def test_unreachable_notify_socket_is_logged_once_and_harmless(fresh_lab, serve,
     warnings = run.stderr().count("cannot notify systemd")
     if warnings != 1:
         fail(run, f"an unreachable NOTIFY_SOCKET must be logged once, was {warnings} times")
-    if run.stop() != 0 or run.state()["state"] != "stopped":
+    if run.stop() != 0 or run.state()["stopped"] != "yes":
         fail(run, "TERM must exit 0 and write the final state")

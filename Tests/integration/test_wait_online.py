@@ -151,7 +151,7 @@ def test_waits_for_the_agent_then_for_the_uplink(lab, serve, blackhole, agents, 
         if status != 0 or err:
             fail(run, f"wait-online {' '.join(proc.args[2:])}: exit {status}, stderr {err!r}")
         # It returned on the agent's word: the file says so, and the agent runs.
-        if not (st and st["state"] == "running" and uplink_is(st, "eth0", "online") and st["primary"] == "eth0"):
+        if not (st and st["stopped"] == "no" and uplink_is(st, "eth0", "online") and st["primary"] == "eth0"):
             fail(run, f"wait-online returned 0 but the state file does not say eth0 online and primary: {st}")
 
 
@@ -217,7 +217,7 @@ def test_stale_state_never_satisfies_until_an_agent_runs_again(lab, serve, agent
     dead_pid = first.pid
     first.kill()
     st = first.state()
-    if (st["state"], st["primary"], st["pid"]) != ("running", "eth0", str(dead_pid)):
+    if (st["stopped"], st["primary"], st["pid"]) != ("no", "eth0", str(dead_pid)):
         fail(first, f"a killed agent leaves its last state as it was: {st}")
     if first.status().returncode != 3:
         fail(first, "status must call that state file stale (exit 3), as wait-online does")

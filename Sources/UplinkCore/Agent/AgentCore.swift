@@ -71,6 +71,8 @@ package struct AgentCore: Sendable {
     var modemRecords: [String: ModemRecord] = [:]
     /// Data plans and the local time their cycles follow (`AgentCore+Plans.swift`).
     var metering = MeteringState()
+    /// The number of the latest hook event (the state's `decision`).
+    package internal(set) var lastDecision = 0
 
     package init(configuration: Configuration) {
         self.configuration = configuration

@@ -15,6 +15,8 @@ package struct AgentPolicy: Sendable, Equatable {
     /// Daily probe byte budget applied to wwan uplinks without their own budget.
     package var wwanDailyBudgetBytes: Int?
     package var stateFilePath = "/run/uplinkd/state"
+    /// The state file's format: 2, or 1 for readers not yet moved (until README's date).
+    package var stateFileFormat = StateFileFormat.version
     package var hooksDirectory = "/etc/uplinkd/hooks.d"
     /// Hooks other packages install (uplinkd's own are not here: they are enabled
     /// by a link in `hooksDirectory`). A same-named entry of `hooksDirectory`

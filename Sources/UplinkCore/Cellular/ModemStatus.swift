@@ -53,25 +53,6 @@ package struct ModemStatus: Sendable, Equatable {
         ])
     }
 
-    /// The hook environment's `UPLINK_MODEM_*` (empty values for what is unknown).
-    package var environment: [String] {
-        func figure(_ value: Double?) -> String { ModemStatus.tenths(value).map { PrometheusText.decimal($0, scale: 1) } ?? "" }
-        return [
-            "UPLINK_MODEM_EQUIPMENT_ID=\(equipmentID)",
-            "UPLINK_MODEM_STATE=\(state.name)",
-            "UPLINK_MODEM_REGISTRATION=\(registration?.name ?? "")",
-            "UPLINK_MODEM_OPERATOR=\(operatorName ?? "")",
-            "UPLINK_MODEM_OPERATOR_CODE=\(operatorCode ?? "")",
-            "UPLINK_MODEM_ACCESS_TECHNOLOGY=\(accessTechnologies.names)",
-            "UPLINK_MODEM_RSRP_DBM=\(figure(signal.rsrpDBm))",
-            "UPLINK_MODEM_RSRQ_DB=\(figure(signal.rsrqDB))",
-            "UPLINK_MODEM_SINR_DB=\(figure(signal.sinrDB))",
-            "UPLINK_MODEM_SIGNAL_QUALITY_PCT=\(signalQualityPercent.map(String.init) ?? "")",
-            "UPLINK_MODEM_RECOVERY_STEP=\(recoveryStep?.rawValue ?? "")",
-            "UPLINK_MODEM_RECOVERIES_TOTAL=\(recoveriesTotal)",
-        ]
-    }
-
     /// The short clause `uplinkd status` prints: "modem registered home, lte, -98.5 dBm".
     package var summary: String {
         var parts = ["modem \(state.name)" + (registration.map { " \($0.name)" } ?? "")]

@@ -81,6 +81,8 @@ package enum ConfigurationKeys {
             c.agent.wwanDailyBudgetBytes = try ValueParser.optionalBudget(value) }),
         ("state-file", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.stateFilePath = try ValueParser.absoluteFilePath(value) }),
+        ("state-format", { (value: String, c: inout Configuration) throws(ValueError) in
+            c.agent.stateFileFormat = try ValueParser.count(value, range: StateFileFormat.versions) }),
         ("hooks-dir", { (value: String, c: inout Configuration) throws(ValueError) in c.agent.hooksDirectory = try ValueParser.absolutePath(value) }),
         ("vendor-hooks-dir", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.vendorHooksDirectory = try ValueParser.absolutePath(value) }),

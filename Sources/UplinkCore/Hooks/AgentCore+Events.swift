@@ -35,15 +35,17 @@ extension AgentCore {
                               primary: primaries.after.overall, previousPrimary: primaries.before.overall,
                               wallSeconds: now.wallSeconds)
         event.portalIsWISPrLogin = captive && assessment.portalIsWISPrLogin
-        event.quality = uplink?.figures
         event.network = uplink?.network ?? UplinkNetwork()
-        event.session = uplink?.session ?? CaptivePortalSession()
         event.familyPrimaries = primaries.after.families
         event.previousFamilyPrimaries = primaries.before.families
         event.previousAddresses = givenUpAddresses
         event.routing = policy.routing
-        event.modem = name.flatMap(modemStatus)
-        event.plan = name.flatMap(planStatus)
+        // A gone uplink (a plan event for a removed device) is still told with its
+        // modem and plan, as the state last had them.
+        event.uplink = uplink.map { status(of: $0, now: now) } ?? name.map {
+            UplinkStatus(interface: $0, kind: event.interfaceKind, verdict: assessment.verdict, reason: assessment.reason,
+                         sinceWallSeconds: now.wallSeconds, modem: modemStatus(for: $0), plan: planStatus(for: $0))
+        }
         return event
     }
 
@@ -110,11 +112,24 @@ extension AgentCore {
                          primaries: .unchanged(primariesNow), givenUpAddresses: [], now: now)
     }
 
+    /// Gives an event the next decision number, as the adapter takes it to the hooks.
+    package mutating func numbered(_ event: HookEvent) -> HookEvent {
+        lastDecision += 1
+        var numbered = event
+        numbered.decision = lastDecision
+        return numbered
+    }
+
     // MARK: the published state
 
-    package func state(now: Instant, pid: Int, stopped: Bool = false) -> AgentState {
-        AgentState(primary: selector.primary, uplinks: uplinks.keys.sorted().map { status(of: uplinks[$0]!, now: now) },
-                   writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped, familyPrimaries: familyPrimaries)
+    /// The published state; `hooksDone` is the adapter's to say (it runs the hooks):
+    /// `hooksDone(lastDecision)`, as `HookQueue.caughtUp` tells.
+    package func state(now: Instant, pid: Int, stopped: Bool = false, hooksDone: (Int) -> Int = { $0 }) -> AgentState {
+        var state = AgentState(primary: selector.primary, uplinks: uplinks.keys.sorted().map { status(of: uplinks[$0]!, now: now) },
+                               writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped, familyPrimaries: familyPrimaries)
+        state.decision = lastDecision
+        state.hooksDone = hooksDone(lastDecision)
+        return state
     }
 
     private func status(of uplink: Uplink, now: Instant) -> UplinkStatus {

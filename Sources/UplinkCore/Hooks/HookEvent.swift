@@ -49,8 +49,12 @@ public struct HookEvent: Sendable, Equatable {
     public var wallSeconds: Int
     /// Why the primary changed (primary events).
     package var primaryReason: PrimaryChangeReason?
-    /// The uplink's measured quality, when there is any.
-    package var quality: QualityFigures?
+    /// The number of this decision since the agent started (the state file's
+    /// `decision`); a queued event merged with a newer one keeps the older number.
+    package var decision = 0
+    /// The described uplink as the state publishes it (its facts go to the
+    /// environment from `StateFacts`); nil when the event names no interface.
+    package var uplink: UplinkStatus?
     /// The uplink's addresses, gateways and DNS servers per family.
     package var network = UplinkNetwork()
     /// The primary of each family after and before the event (a verdict event: both
@@ -66,14 +70,8 @@ public struct HookEvent: Sendable, Equatable {
     package var previousFamilyAddresses: [AddressFamily: [IPAddress]] = [:]
     /// uplinkd's table, rules and protocol id, for the route-failover hook.
     package var routing = RoutingSettings()
-    /// The uplink's captive-portal session (RFC 8908), when its API told of one.
-    package var session = CaptivePortalSession()
-    /// The figures of the modem that carries the uplink, when ModemManager knows it.
-    package var modem: ModemStatus?
     /// The recovery step a `recover` event tells of.
     package var recoveryStep: RecoveryStep?
-    /// The uplink's data plan, when it has one.
-    package var plan: PlanStatus?
     /// What a `plan` event tells of.
     package var planThreshold: PlanThreshold?
     /// The configuration file the agent was started with (`--config`), so a hook's
@@ -117,8 +115,6 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_PREVIOUS_PRIMARY=\(previousPrimary?.value ?? "")",
             "UPLINK_TIME=\(wallSeconds)",
             "UPLINK_PRIMARY_REASON=\(primaryReason?.rawValue ?? "")",
-            "UPLINK_RTT_MS=\(text(quality?.roundTripMilliseconds))",
-            "UPLINK_LOSS_PCT=\(text(quality?.lossPercent))",
             "UPLINK_PRIMARY_IPV4=\(familyPrimaries[.ipv4]?.value ?? "")",
             "UPLINK_PRIMARY_IPV6=\(familyPrimaries[.ipv6]?.value ?? "")",
             "UPLINK_PREVIOUS_PRIMARY_IPV4=\(previousFamilyPrimaries[.ipv4]?.value ?? "")",
@@ -128,14 +124,24 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_PREVIOUS_IPV6_ADDRESSES=\(list(previousFamilyAddresses[.ipv6]))",
         ]
         let rest: [String] = [
-            "UPLINK_SESSION_SECONDS_REMAINING=\(text(session.secondsRemaining(atWallSeconds: wallSeconds)))",
-            "UPLINK_SESSION_BYTES_REMAINING=\(text(session.bytesRemaining))",
+            "UPLINK_DECISION=\(decision)",
+            "UPLINK_SESSION_SECONDS_REMAINING=\(text(uplink?.session.secondsRemaining(atWallSeconds: wallSeconds)))",
             "UPLINK_CONFIG=\(configurationPath ?? "")",
             "UPLINK_RECOVERY_STEP=\(recoveryStep?.rawValue ?? "")",
             "UPLINK_PLAN_THRESHOLD=\(planThreshold.map { "\($0)" } ?? "")",
         ]
-        let modem: [String] = self.modem?.environment ?? []
-        let plan: [String] = self.plan?.environment ?? PlanStatus.emptyEnvironment
-        return verdict + primary + rest + network.environment + routing.environment + modem + plan
+        return verdict + primary + rest + network.environment + routing.environment + facts
     }
+
+    /// The described uplink's facts, named as everywhere else (`StateFacts`), empty for
+    /// what it does not have. The event states the interface, its kind, verdict, reason
+    /// and portal itself: it may describe an uplink that is gone, or none.
+    private var facts: [String] {
+        StateFacts.uplink.compactMap { fact in
+            guard !HookEvent.ownFacts.contains(fact.name) else { return nil }
+            return "\(fact.environmentName)=\(uplink.map(fact.value)?.environmentText ?? "")"
+        }
+    }
+
+    private static let ownFacts: Set<String> = ["kind", "verdict", "reason", "portal_url"]
 }

@@ -2,8 +2,9 @@
 ///
 /// Verdict events are coalesced per uplink: a newer one replaces a queued one (latest
 /// wins, keeping the older `previousVerdict`, so hooks hear "from what they last knew
-/// to what is true now"), and a change that undoes itself disappears. Primary events
-/// are never merged and keep their order.
+/// to what is true now, and the older decision number, so no later decision looks done
+/// before it ran), and a change that undoes itself disappears. Primary events are never
+/// merged and keep their order.
 package struct HookQueue: Sendable, Equatable {
     package private(set) var pending: [HookEvent] = []
 
@@ -19,11 +20,21 @@ package struct HookQueue: Sendable, Equatable {
         }
         var merged = event
         merged.previousVerdict = pending[index].previousVerdict
+        merged.decision = pending[index].decision
         if merged.previousVerdict == merged.verdict {
             pending.remove(at: index)
         } else {
             pending[index] = merged
         }
+    }
+
+    /// The highest decision up to which every decision's hooks have run, given the
+    /// event whose hooks run now (if any) and the latest decision made: one below the
+    /// oldest still waiting or running, else the latest (a decision merged away or
+    /// dropped at a stop never runs, and is done with the one that replaced it).
+    package func caughtUp(running: HookEvent?, latest: Int) -> Int {
+        let waiting = pending.map(\.decision) + (running.map { [$0.decision] } ?? [])
+        return waiting.min().map { $0 - 1 } ?? latest
     }
 
     package mutating func next() -> HookEvent? {

@@ -156,21 +156,4 @@ package struct PlanStatus: Sendable, Equatable {
             ("at_cap", .string(atCap.rawValue)),
         ])
     }
-
-    /// `UPLINK_PLAN_*`: the uplink's plan at the event.
-    package var environment: [String] {
-        [
-            "UPLINK_PLAN_USED_BYTES=\(usedBytes)",
-            "UPLINK_PLAN_BYTES=\(limitBytes.map(String.init) ?? "")",
-            "UPLINK_PLAN_PERCENT=\(percent.map(String.init) ?? "")",
-            "UPLINK_PLAN_STARTED=\(cycleStartWallSeconds)",
-            "UPLINK_PLAN_RESETS=\(cycleEndWallSeconds)",
-        ]
-    }
-
-    /// The variables when the uplink has no plan: present and empty, so a hook can rely
-    /// on them being set.
-    package static let emptyEnvironment = [
-        "UPLINK_PLAN_USED_BYTES=", "UPLINK_PLAN_BYTES=", "UPLINK_PLAN_PERCENT=", "UPLINK_PLAN_STARTED=", "UPLINK_PLAN_RESETS=",
-    ]
 }

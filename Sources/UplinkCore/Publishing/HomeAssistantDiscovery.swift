@@ -51,9 +51,9 @@ package struct HomeAssistantDiscovery: Sendable {
                      icon: "mdi:radio-tower"),
     ]
 
-    /// A Jinja template of one figure of the uplink's `modem` object (`None` without one).
+    /// A Jinja template of one of the uplink's modem facts (`modem_KEY`; null without a modem).
     static func modemFigure(_ key: String) -> String {
-        "{{ value_json.modem.\(key) if value_json.modem else None }}"
+        "{{ value_json.modem_\(key) }}"
     }
 
     package let topics: MQTTTopics

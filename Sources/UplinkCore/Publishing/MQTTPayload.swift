@@ -23,10 +23,15 @@ package enum MQTTPayload {
     package static let online = "online"
     package static let offline = "offline"
 
-    /// `status --json`'s object as the running agent sees it.
+    /// `status --json`'s object as the running agent sees it, without `decision` and
+    /// `hooks_done`: they tell a reader on the gateway when the routes caught up, and
+    /// would cost a second message per decision (events carry their `decision`).
     package static func state(_ state: AgentState) -> String {
-        state.statusJSON(ageSeconds: 0, running: !state.stopped).serialized()
+        guard case .object(let members) = state.statusJSON(ageSeconds: 0, running: !state.stopped) else { return "" }
+        return JSONValue.object(members.filter { !localFacts.contains($0.0) }).serialized()
     }
+
+    static let localFacts: Set<String> = ["decision", "hooks_done"]
 
     package static func uplink(_ uplink: UplinkStatus) -> String {
         uplink.json.serialized()

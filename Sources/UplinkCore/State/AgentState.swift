@@ -89,6 +89,11 @@ public struct AgentState: Sendable, Equatable {
     /// The primary of each family that has one (it differs from `primary` when an
     /// uplink carries one family but not the other).
     public var familyPrimaries: [AddressFamily: InterfaceName] = [:]
+    /// The number of the latest decision (hook event) since the agent started.
+    public var decision = 0
+    /// Every decision up to this one has had its hooks run: when it equals `decision`,
+    /// what the hooks do (the routes) matches the rest of the state.
+    public var hooksDone = 0
 
     package init(primary: InterfaceName?, uplinks: [UplinkStatus], writtenWallSeconds: Int, pid: Int, stopped: Bool = false,
                 familyPrimaries: [AddressFamily: InterfaceName] = [:]) {
@@ -104,7 +109,7 @@ public struct AgentState: Sendable, Equatable {
     /// replaced only when this changes.
     package func sameContent(as other: AgentState) -> Bool {
         primary == other.primary && uplinks == other.uplinks && stopped == other.stopped
-            && familyPrimaries == other.familyPrimaries
+            && familyPrimaries == other.familyPrimaries && decision == other.decision && hooksDone == other.hooksDone
     }
 
     /// `status --json`'s object, which the MQTT `state` topic carries too: one encoder
@@ -112,21 +117,14 @@ public struct AgentState: Sendable, Equatable {
     /// them from the file's age and the process table; the agent itself: 0 and true).
     package func statusJSON(ageSeconds: Int, running: Bool) -> JSONValue {
         guard case .object(var members) = json else { return json }
-        members.insert(("age_seconds", .int(ageSeconds)), at: 2)
-        members.insert(("agent_running", .bool(running)), at: 3)
+        members.insert(("age_seconds", .int(ageSeconds)), at: 0)
+        members.insert(("agent_running", .bool(running)), at: 1)
         return .object(members)
     }
 
+    /// The node's facts (`StateFacts.node`), then its uplinks.
     public var json: JSONValue {
-        .object([
-            ("primary", .optional(primary?.value)),
-            ("primary_ipv4", .optional(familyPrimaries[.ipv4]?.value)),
-            ("primary_ipv6", .optional(familyPrimaries[.ipv6]?.value)),
-            ("written", .int(writtenWallSeconds)),
-            ("pid", .int(pid)),
-            ("stopped", .bool(stopped)),
-            ("uplinks", .array(uplinks.map(\.json))),
-        ])
+        .object(StateFacts.node.map { ($0.name, $0.value(self).json) } + [("uplinks", .array(uplinks.map(\.json)))])
     }
 }
 
@@ -148,46 +146,19 @@ extension AgentState {
 }
 
 extension UplinkStatus {
-    /// One uplink as in `status --json`'s `uplinks` array (and an MQTT uplink topic).
+    /// One uplink as in `status --json`'s `uplinks` array (and an MQTT uplink topic):
+    /// `interface` and its facts (`StateFacts.uplink`), then the objects readers of the
+    /// first JSON found the families, the modem and the plan in, kept until format 1 goes.
     public var json: JSONValue {
-        // In parts with their type written out: as one literal, Swift 6.0's type
-        // checker gives up on it.
-        let verdict: [(String, JSONValue)] = [
-            ("interface", .string(interface.value)),
-            ("kind", .string(kind.rawValue)),
-            ("verdict", .string(self.verdict.rawValue)),
-            ("reason", .string(reason.rawValue)),
-            ("since", .int(sinceWallSeconds)),
-            ("portal_url", .optional(portalURL)),
+        let facts: [(String, JSONValue)] = StateFacts.uplink.map { ($0.name, $0.value(self).json) }
+        let kept: [(String, JSONValue)] = [
             ("families", .object([
                 ("ipv4", AgentState.familyJSON(ipv4, ipv4Reason)),
                 ("ipv6", AgentState.familyJSON(ipv6, ipv6Reason)),
             ])),
-            ("dns_source", .optional(dnsSource?.rawValue)),
-            ("dns_per_uplink", .bool(dnsSource?.isPerUplink ?? false)),
-        ]
-        let cost: [(String, JSONValue)] = [
-            ("bytes_today", .int(bytesToday)),
-            ("budget_bytes", .number(budgetBytes)),
-            ("budget_exhausted", .bool(budgetExhausted)),
-            ("metered", .bool(metered)),
-        ]
-        let figures = quality.figures
-        let quality: [(String, JSONValue)] = [
-            ("rtt_ms", .number(figures.roundTripMilliseconds)),
-            ("rtt_variation_ms", .number(figures.roundTripVariationMilliseconds)),
-            ("loss_pct", .number(figures.lossPercent)),
-            ("degraded", .bool(self.quality.degraded)),
-            ("flap_penalty", .int(self.quality.flapPenalty)),
-            ("suppressed", .bool(self.quality.suppressed)),
-        ]
-        let rest: [(String, JSONValue)] = [
-            ("session_ends", .number(session.endsWallSeconds)),
-            ("session_bytes_remaining", .number(session.bytesRemaining)),
             ("modem", modem?.json ?? .null),
             ("plan", plan?.json ?? .null),
-            ("standby", .string(standby.rawValue)),
         ]
-        return .object(verdict + cost + quality + rest)
+        return .object([("interface", .string(interface.value))] + facts + kept)
     }
 }

@@ -40,6 +40,15 @@ package struct WaitCondition: Sendable, Equatable {
         guard agentRunning else {
             return .missing("the agent that wrote the state file (pid \(state.pid)) is not running")
         }
+        let outcome = targetOutcome(state)
+        // Held until the hooks of what the file says have run: a service started after
+        // wait-online must find the routes the file promises (a format 1 file, whose
+        // counters are both 0, cannot tell, and is taken at its word).
+        guard case .satisfied = outcome, state.hooksDone < state.decision else { return outcome }
+        return .missing("the hooks of decision \(state.decision) have not run yet (done up to \(state.hooksDone))")
+    }
+
+    private func targetOutcome(_ state: AgentState) -> Outcome {
         switch target {
         case .primary:
             // A primary is always an online uplink; with captive accepted any captive

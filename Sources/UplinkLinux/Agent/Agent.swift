@@ -160,13 +160,13 @@ package final class Agent {
         wakeTimer = nil
         sampler.cancel()
         routing.stop()
-        var finalEvent = options.runHooks ? core.stopEvent(now: now()) : nil
+        var finalEvent = options.runHooks ? core.numbered(core.stopEvent(now: now())) : nil
         finalEvent?.configurationPath = loader?.explicitPath
         adapters.hooks.drain(finalEvent: finalEvent) { [unowned self] in
             routing.finish()
             plans?.finish()
             let final = core.state(now: now(), pid: Int(getpid()), stopped: true)
-            stateWriter?.publish(final)
+            stateWriter?.publish(final, format: configuration.agent.stateFileFormat)
             exportMetrics(final, events: [])
             life = .stopped
             observers.stopped(final, event: finalEvent, thenStop: loop, timeoutMilliseconds: Agent.stopObserverTimeoutMilliseconds)
@@ -221,8 +221,11 @@ package final class Agent {
     private func hookEventFinished(_ event: HookEvent) {
         // The hooks caught up by one event: the pending gauge changed (the state is
         // built only when a textfile wants it: this runs after every hook event).
-        if isRunning && configuration.export.prometheusTextfilePath != nil {
-            exportMetrics(core.state(now: now(), pid: Int(getpid())), events: [])
+        // The state file says so (`hooks_done`), for readers waiting on the effect.
+        if isRunning {
+            let state = publishedState()
+            stateWriter?.publish(state, format: configuration.agent.stateFileFormat)
+            if configuration.export.prometheusTextfilePath != nil { exportMetrics(state, events: []) }
         }
         // Not from inside the runner's call (which may come from within a netlink
         // batch being handled): on the loop's next turn.
@@ -244,7 +247,8 @@ package final class Agent {
             case .startRound(let plan, let generation):
                 Log.debug("round on \(plan.interface): starts (\(plan.purpose.rawValue) round, \(plan.timeoutMilliseconds) ms limit)")
                 rounds.run(plan) { [weak self] report in self?.roundFinished(report, generation: generation) }
-            case .runHook(var event):
+            case .runHook(let decided):
+                var event = core.numbered(decided)
                 event.configurationPath = loader?.explicitPath
                 Log.event(event)
                 hookEvents.append(event)
@@ -259,8 +263,8 @@ package final class Agent {
                 modems.setBearer(equipmentID, connected: connected)
             }
         }
-        let state = core.state(now: now(), pid: Int(getpid()))
-        stateWriter?.publish(state)
+        let state = publishedState()
+        stateWriter?.publish(state, format: configuration.agent.stateFileFormat)
         exportMetrics(state, events: hookEvents)
         service.stateChanged(state)
         routing.stateChanged(state)
@@ -268,6 +272,13 @@ package final class Agent {
         scheduleWake()
         sampler.schedule()
         plans?.schedule()
+    }
+
+    /// The core's state with how far the hooks caught up (all of it when hooks do not run).
+    private func publishedState() -> AgentState {
+        core.state(now: now(), pid: Int(getpid())) { [adapters, options] latest in
+            options.runHooks ? adapters.hooks.caughtUp(latest: latest) : latest
+        }
     }
 
     private func scheduleWake() {

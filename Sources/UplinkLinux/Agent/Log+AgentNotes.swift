@@ -22,12 +22,12 @@ extension Log {
         case .primary, .stop:
             notice("primary: \(event.previousPrimary?.value ?? "none") -> \(event.primary?.value ?? "none") (\(event.primaryReason?.rawValue ?? "-"))")
         case .recover:
-            let modem = event.modem.map { "modem \($0.equipmentID) " } ?? "modem "
-            let total = event.modem.map { ", recovery step \($0.recoveriesTotal) since start" } ?? ""
+            let modem = event.uplink?.modem.map { "modem \($0.equipmentID) " } ?? "modem "
+            let total = event.uplink?.modem.map { ", recovery step \($0.recoveriesTotal) since start" } ?? ""
             warning("\(interface): \(modem)registered but the uplink is not online (\(event.verdict.rawValue), \(event.reason.rawValue)): "
                     + "recovery step \(event.recoveryStep?.rawValue ?? "-")\(total)")
         case .plan:
-            guard let plan = event.plan else { return }
+            guard let plan = event.uplink?.plan else { return }
             let limit = plan.limitBytes.map { " of \($0) (\(plan.percent ?? 0) %)" } ?? ""
             switch event.planThreshold {
             case .mark(100)?:

@@ -33,6 +33,10 @@ package final class HookRunner: HookSink {
 
     package var pendingEvents: Int { queue.pending.count + (current == nil ? 0 : 1) }
 
+    package func caughtUp(latest: Int) -> Int {
+        queue.caughtUp(running: current?.event, latest: latest)
+    }
+
     package func enqueue(_ event: HookEvent) {
         guard !draining else { return }
         queue.enqueue(event)

@@ -5,7 +5,7 @@ import UplinkCore
 /// its content changed, in a directory created with mode 0755 if missing.
 package final class StateWriter {
     package let path: String
-    private var lastWritten: AgentState?
+    private var lastWritten: (state: AgentState, format: Int)?
 
     package init(path: String) {
         self.path = path
@@ -17,14 +17,15 @@ package final class StateWriter {
         try AtomicFile.prepare(path, what: "state file")
     }
 
-    /// Writes `state` unless the file already says the same. Errors are returned, not
-    /// fatal: the agent keeps running and tries again on the next change.
+    /// Writes `state` in `format` (`[agent] state-format`) unless the file already says
+    /// the same. Errors are returned, not fatal: the agent keeps running and tries again
+    /// on the next change.
     @discardableResult
-    package func publish(_ state: AgentState) -> SystemError? {
-        if let lastWritten, lastWritten.sameContent(as: state) { return nil }
+    package func publish(_ state: AgentState, format: Int = StateFileFormat.version) -> SystemError? {
+        if let lastWritten, lastWritten.format == format, lastWritten.state.sameContent(as: state) { return nil }
         do {
-            try AtomicFile.replace(path, with: StateFileFormat.encode(state))
-            lastWritten = state
+            try AtomicFile.replace(path, with: StateFileFormat.encode(state, format: format))
+            lastWritten = (state, format)
             return nil
         } catch {
             Log.warning("writing state file: \(error)")

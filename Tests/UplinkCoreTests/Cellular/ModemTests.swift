@@ -393,10 +393,15 @@ struct ModemFiguresTests {
         var uplink = UplinkStatus(interface: "wwan0", kind: .wwan, verdict: .online, reason: .validated, sinceWallSeconds: 100)
         uplink.modem = status()
         let state = AgentState(primary: "wwan0", uplinks: [uplink], writtenWallSeconds: 300, pid: 1)
-        let text = StateFileFormat.encode(state)
+        let text = StateFileFormat.encode(state, format: 1)
         #expect(text.contains(" - - 861234567890128 connected home Uplink%20Test%204G 00101 lte -95 -10 12.4 64 reconnect 1 - - - - - - no - hot\n"))
         let read = try StateFileFormat.decode(text)
         #expect(read.uplinks.first?.modem == uplink.modem)
+        // Format 2 names each of them.
+        let named = StateFileFormat.encode(state)
+        #expect(named.contains("\nuplink wwan0 modem_operator Uplink%20Test%204G\nuplink wwan0 modem_operator_code 00101\n"))
+        #expect(named.contains("\nuplink wwan0 modem_rsrp_dbm -95\n") && named.contains("\nuplink wwan0 modem_sinr_db 12.4\n"))
+        #expect(try StateFileFormat.decode(named).uplinks.first?.modem == uplink.modem)
         // A reader of an older file, or of an uplink without a modem, gets none.
         let older = text.split(separator: "\n").map { line in
             line.hasPrefix("uplink ") ? line.split(separator: " ").prefix(24).joined(separator: " ") : String(line)
@@ -407,7 +412,12 @@ struct ModemFiguresTests {
     @Test func statusJSONAndHooksNameEveryFigure() {
         let json = status().json.serialized()
         #expect(json == #"{"equipment_id":"861234567890128","state":"connected","registration":"home","operator":"Uplink Test 4G","operator_code":"00101","access_technology":"lte","rsrp_dbm":-95,"rsrq_db":-10,"sinr_db":12.4,"rssi_dbm":null,"signal_quality_pct":64,"recovery_step":"reconnect","recoveries_total":1}"#)
-        let environment = status().environment
+        var uplink = UplinkStatus(interface: "wwan0", kind: .wwan, verdict: .online, reason: .validated, sinceWallSeconds: 100)
+        uplink.modem = status()
+        var event = HookEvent(kind: .verdict, interface: "wwan0", interfaceKind: .wwan, verdict: .online, previousVerdict: .down,
+                              reason: .validated, portalURL: nil, primary: "wwan0", previousPrimary: nil, wallSeconds: 100)
+        event.uplink = uplink
+        let environment = event.environment
         for line in ["UPLINK_MODEM_EQUIPMENT_ID=861234567890128", "UPLINK_MODEM_STATE=connected", "UPLINK_MODEM_REGISTRATION=home",
                      "UPLINK_MODEM_OPERATOR=Uplink Test 4G", "UPLINK_MODEM_ACCESS_TECHNOLOGY=lte", "UPLINK_MODEM_RSRP_DBM=-95",
                      "UPLINK_MODEM_SINR_DB=12.4", "UPLINK_MODEM_SIGNAL_QUALITY_PCT=64", "UPLINK_MODEM_RECOVERY_STEP=reconnect",

@@ -52,4 +52,32 @@ struct HookQueueTests {
         #expect(event.environment.contains("UPLINK_PORTAL_URL=http://portal.example/"))
         #expect(event.environment.contains("UPLINK_PRIMARY="))
     }
+
+    private func numbered(_ event: HookEvent, _ decision: Int) -> HookEvent {
+        var numbered = event
+        numbered.decision = decision
+        return numbered
+    }
+
+    /// A merged verdict event keeps the older number: decision 3 (a primary event
+    /// queued behind it) must not look done when the merged event, carrying 4's
+    /// verdict, has run.
+    @Test func theHooksCatchUpOnlyPastTheOldestDecisionNotRun() {
+        var queue = HookQueue()
+        #expect(queue.caughtUp(running: nil, latest: 0) == 0)
+        let running = numbered(verdict("wlan0", .online, .down), 1)
+        queue.enqueue(numbered(verdict("eth0", .online, .limited), 2))
+        queue.enqueue(numbered(primary("wlan0", from: "eth0"), 3))
+        queue.enqueue(numbered(verdict("eth0", .limited, .down), 4))
+        #expect(queue.pending.map(\.decision) == [2, 3])
+        #expect(queue.caughtUp(running: running, latest: 4) == 0)
+        #expect(queue.caughtUp(running: nil, latest: 4) == 1)
+        let merged = queue.next()
+        #expect(merged?.decision == 2 && merged?.verdict == .down)
+        #expect(queue.caughtUp(running: merged, latest: 4) == 1)
+        #expect(queue.caughtUp(running: nil, latest: 4) == 2)
+        _ = queue.next()
+        // Nothing waits: every decision, merged ones included, is done.
+        #expect(queue.caughtUp(running: nil, latest: 4) == 4)
+    }
 }

@@ -191,7 +191,7 @@ struct PlanMarkTests {
         d.counters([wwan0: reading(960_000, 60_000)])
         #expect(d.planEvents.map(\.planThreshold) == [.mark(75), .mark(95), .mark(100)])
         let cap = d.planEvents.last!
-        #expect(cap.interface == wwan0 && cap.plan?.capped == true)
+        #expect(cap.interface == wwan0 && cap.uplink?.plan?.capped == true)
         #expect(cap.environment.contains("UPLINK_EVENT=plan") && cap.environment.contains("UPLINK_PLAN_THRESHOLD=100"))
         #expect(cap.environment.contains("UPLINK_PLAN_USED_BYTES=1020000") && cap.environment.contains("UPLINK_PLAN_BYTES=1000000"))
         #expect(cap.environment.contains("UPLINK_PLAN_PERCENT=102"))
@@ -262,7 +262,15 @@ struct PlanMarkTests {
         d.counters([wwan0: reading(0, 0)])
         d.counters([wwan0: reading(600_000, 200_000)])
         let state = d.core.state(now: d.instant, pid: 42)
-        let text = StateFileFormat.encode(state)
+        let named = StateFileFormat.encode(state)
+        for line in ["plan_used_bytes 800000", "plan_received_bytes 600000", "plan_bytes 1000000", "plan_percent 80",
+                     "plan_started \(utc(2027, 1, 1))", "plan_resets \(utc(2027, 2, 1))", "plan_capped no",
+                     "plan_at_cap last-resort", "standby warm"] {
+            #expect(named.contains("\nuplink wwan0 \(line)\n"), "\(line)")
+        }
+        let again = try StateFileFormat.decode(named)
+        #expect(again.uplinks.map(\.plan) == state.uplinks.map(\.plan) && again.uplinks.first?.standby == .warm)
+        let text = StateFileFormat.encode(state, format: 1)
         #expect(text.contains(" 800000 1000000 \(utc(2027, 1, 1)) \(utc(2027, 2, 1)) 600000 200000 no last-resort warm\n"))
         let back = try StateFileFormat.decode(text)
         #expect(back.uplinks.map(\.plan) == state.uplinks.map(\.plan) && back.uplinks.first?.standby == .warm)

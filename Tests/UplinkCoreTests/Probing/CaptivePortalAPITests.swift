@@ -154,7 +154,7 @@ struct CaptivePortalAPITests {
         #expect(held?.environment.contains("UPLINK_PORTAL_URL=http://portal.lab/login?orig=1") == true)
         let state = driver.core.state(now: driver.instant, pid: 1)
         #expect(state.uplinks.first?.portalURL == "http://portal.lab/login?orig=1")
-        #expect(StateFileFormat.encode(state).contains(" http://portal.lab/login?orig=1 "))
+        #expect(StateFileFormat.encode(state).contains("\nuplink wlan0 portal_url http://portal.lab/login?orig=1\n"))
         #expect(!StateFileFormat.encode(state).contains("capport.example"))
     }
 
@@ -187,7 +187,7 @@ struct CaptivePortalAPITests {
                                writtenWallSeconds: 1_800_000_010, pid: 42)
         state.uplinks[0].session = CaptivePortalSession(endsWallSeconds: 1_800_003_600, bytesRemaining: 65_536)
         let text = StateFileFormat.encode(state)
-        #expect(text.contains(" 1800003600 65536 - "))
+        #expect(text.contains("\nuplink wlan0 session_ends 1800003600\nuplink wlan0 session_bytes_remaining 65536\n"))
         let read = try StateFileFormat.decode(text)
         #expect(read.uplinks[0].session.endsWallSeconds == 1_800_003_600)
         #expect(read.uplinks[0].session.bytesRemaining == 65_536)

@@ -26,7 +26,7 @@ struct FamilyPrimaryTests {
         let state = driver.core.state(now: driver.instant, pid: 1)
         #expect(state.familyPrimaries == [.ipv4: "eth0", .ipv6: "wlan0"])
         let text = StateFileFormat.encode(state)
-        #expect(text.contains("\nprimary eth0\nprimary-ipv4 eth0\nprimary-ipv6 wlan0\n"))
+        #expect(text.contains("\nprimary eth0\nprimary_ipv4 eth0\nprimary_ipv6 wlan0\n"))
         #expect(try StateFileFormat.decode(text).familyPrimaries == state.familyPrimaries)
 
         let event = try #require(driver.hooks.last { $0.kind == .primary })

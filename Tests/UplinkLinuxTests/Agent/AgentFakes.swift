@@ -52,6 +52,11 @@ final class RecordingHooks: HookSink {
 
     var pendingEvents: Int { holding ? 1 : 0 }
 
+    func caughtUp(latest: Int) -> Int {
+        guard holding, let oldest = events[min(heldFrom, events.count)...].map(\.decision).min() else { return latest }
+        return oldest - 1
+    }
+
     func enqueue(_ event: HookEvent) {
         events.append(event)
         if !holding { onEventFinished?(event) }

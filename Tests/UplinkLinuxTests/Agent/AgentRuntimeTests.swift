@@ -96,6 +96,25 @@ struct AgentRuntimeTests {
         #expect(harness.verdict("wlan0") == .online)
     }
 
+    /// The file is written when the agent decides and again when the hooks have acted:
+    /// a reader waiting for `hooks_done` to reach `decision` finds the effect in place.
+    @Test func theStateFileTellsWhenTheHooksCaughtUp() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let harness = try AgentHarness([usableLink("eth0", index: 2)],
+                                       options: AgentHarness.options(stateFile: "\(directory.path)/state"))
+        harness.prober.outcomes["eth0"] = validated
+        harness.hooks.hold()
+        try harness.agent.start()
+        try harness.advance(10)
+        let held = try StateFileFormat.decode(try #require(directory.read("state")))
+        #expect(held.primary == "eth0" && held.decision >= 2 && held.hooksDone == 0)
+        #expect(harness.hooks.events.map(\.decision) == Array(1...held.decision))
+        harness.hooks.finish()
+        let done = try StateFileFormat.decode(try #require(directory.read("state")))
+        #expect(done.decision == held.decision && done.hooksDone == done.decision)
+    }
+
     @Test func stopWaitsForTheRunningHookThenWritesTheFinalState() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -105,19 +124,19 @@ struct AgentRuntimeTests {
         harness.hooks.hold()
         try harness.agent.start()
         try harness.advance(10)
-        #expect(directory.read("state")?.contains("state running") == true)
+        #expect(directory.read("state")?.contains("\nstopped no\n") == true)
 
         harness.agent.stop(reason: "test")
         try harness.advance(100)
         #expect(!harness.loop.isStopping)
-        #expect(directory.read("state")?.contains("state running") == true)
+        #expect(directory.read("state")?.contains("\nstopped no\n") == true)
         // Link changes after stop start no round.
         harness.links.set([usableLink("eth0", index: 2, carrier: false)])
         harness.hooks.finish()
         #expect(harness.loop.isStopping)
         let final = try #require(directory.read("state"))
-        #expect(final.contains("state stopped"))
-        #expect(final.contains("uplink eth0 ethernet online"))
+        #expect(final.contains("\nstopped yes\n"))
+        #expect(final.contains("\nuplink eth0 verdict online\n"))
         #expect(harness.prober.requests(on: "eth0") == 1)
         // The hooks heard the stop last, about the primary, with no primary after it.
         let stop = try #require(harness.hooks.events.last)
