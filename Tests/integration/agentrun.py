@@ -185,6 +185,21 @@ def parse_hook_log(text: str):
     return events
 
 
+def readme_facts() -> dict:
+    """{'node': [names], 'uplink': [names]}: README's table of the state's facts (which
+    a unit test holds to the code's), so these tests read by the names users read."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("<!-- facts: begin -->", 1)[1].split("<!-- facts: end -->", 1)[0]
+    facts = {"node": [], "uplink": []}
+    for row in block.splitlines():
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if len(cells) == 3 and cells[1] in facts:
+            facts[cells[1]].append(cells[0].strip("`"))
+    if not facts["node"] or not facts["uplink"]:
+        raise AgentError("README.md has no table of facts between its facts markers")
+    return facts
+
+
 def parse_state(text: str) -> dict:
     """The state file (format 2) by name: {'format', node facts ('written', 'pid',
     'stopped', 'primary', 'decision', 'hooks_done'...), 'uplinks': {name: {fact: value}},

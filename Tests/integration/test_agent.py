@@ -25,7 +25,7 @@ import time
 
 import pytest
 
-from agentrun import PORTAL_URL, PROBES, AgentError, config_text, uplink_is
+from agentrun import PORTAL_URL, PROBES, AgentError, config_text, readme_facts, uplink_is
 from lab import INTERNET_ADDR
 from pytesthelp import fail, ok
 
@@ -547,10 +547,9 @@ def test_queued_verdict_events_are_coalesced(fresh_lab, serve, agent, tmp_path):
 
 # --- 9. uplinkd status ---------------------------------------------------------------
 
-UPLINK_KEYS = {"interface", "kind", "verdict", "reason", "since", "portal_url", "families",
-               "dns_source", "dns_per_uplink", "bytes_today", "budget_bytes", "budget_exhausted",
-               "metered", "rtt_ms", "rtt_variation_ms", "loss_pct", "degraded", "flap_penalty",
-               "suppressed", "session_ends", "session_bytes_remaining", "modem", "plan", "standby"}
+# Each uplink's facts as README names them, and the objects kept until format 1 goes.
+UPLINK_KEYS = {"interface", *readme_facts()["uplink"], "families", "modem", "plan"}
+NODE_KEYS = {"age_seconds", "agent_running", *readme_facts()["node"], "uplinks"}
 
 
 def test_status_while_running_and_after_term(lab, serve, agent):
@@ -565,6 +564,8 @@ def test_status_while_running_and_after_term(lab, serve, agent):
         fail(run, f"status --json while running: exit {proc.returncode}, {js}")
     if not (isinstance(js.get("age_seconds"), int) and 0 <= js["age_seconds"] < 120):
         fail(run, f"age_seconds implausible: {js}")
+    if set(js) != NODE_KEYS:
+        fail(run, f"status --json must have the keys {sorted(NODE_KEYS)}: {sorted(js)}")
     ups = {u["interface"]: u for u in js["uplinks"]}
     if sorted(ups) != ["eth0", "wlan0", "wwan0"] or any(set(u) != UPLINK_KEYS for u in ups.values()):
         fail(run, f"uplinks[] must list eth0, wlan0, wwan0 with keys {sorted(UPLINK_KEYS)}: {js}")

@@ -571,7 +571,7 @@ def is_truth(st, iface):
     u = st["uplinks"].get(iface)
     if u is None or (u["verdict"], u["reason"]) != (verdict, reason):
         return False
-    for fam, key, rkey in (("ipv4", "ipv4", "ipv4_reason"), ("ipv6", "ipv6", "ipv6_reason")):
+    for fam, key, rkey in (("ipv4", "ipv4_verdict", "ipv4_reason"), ("ipv6", "ipv6_verdict", "ipv6_reason")):
         want = families.get(fam, ("-", "-"))
         if (u[key], u[rkey]) != want:
             return False

@@ -143,7 +143,7 @@ def start(lb, agent, agent_keys=None, name="agent"):
     run = agent(lb, lb.agent_config(sections={"agent": agent_keys} if agent_keys else None),
                 hooks=lb.agent_hooks(), name=name)
     ok(failoverlab.wait_settled, run, lb, SETTLE_S)
-    ok(run.wait_state, lambda s: s.get("primary-ipv4") == "eth0" and s.get("primary-ipv6") == "eth0"
+    ok(run.wait_state, lambda s: s.get("primary_ipv4") == "eth0" and s.get("primary_ipv6") == "eth0"
        and all(s["uplinks"][i]["ipv4_verdict"] == s["uplinks"][i]["ipv6_verdict"] == "online" for i in UPLINKS),
        SETTLE_S, "eth0 primary of both families, every uplink online in both")
     wait_routes(run, lb, "eth0", "eth0", 10)
@@ -151,7 +151,7 @@ def start(lb, agent, agent_keys=None, name="agent"):
 
 
 def wait_primaries(run, v4, v6, timeout, what):
-    return ok(run.wait_state, lambda s: s.get("primary-ipv4") == v4 and s.get("primary-ipv6") == v6,
+    return ok(run.wait_state, lambda s: s.get("primary_ipv4") == v4 and s.get("primary_ipv6") == v6,
               timeout, what)
 
 

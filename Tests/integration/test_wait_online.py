@@ -317,3 +317,36 @@ def test_a_hand_written_state_of_a_live_process(tmp_path):
     replace(state, state_text(gone.pid, "eth0", [("eth0", "online", "validated")]))
     proc, _ = wait_online(state, "--timeout", "200ms", timeout=10)
     assert proc.returncode == 1 and f"(pid {gone.pid}) is not running" in proc.stderr, proc
+
+
+def state_text_2(pid, primary, uplinks, decision, hooks_done):
+    """A format 2 file: node facts, then each uplink's named facts."""
+    now = int(time.time())
+    lines = ["# uplinkd state, format 2 (see README, \"State file\")", "format 2", f"written {now}", f"pid {pid}",
+             "stopped no", f"primary {primary}", f"decision {decision}", f"hooks_done {hooks_done}"]
+    for name, verdict, reason in uplinks:
+        lines += [f"uplink {name} kind ethernet", f"uplink {name} verdict {verdict}", f"uplink {name} reason {reason}",
+                  f"uplink {name} since {now}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_it_waits_for_the_hooks_of_the_latest_decision(tmp_path):
+    """A primary the hooks have not acted on yet (hooks_done behind decision) is not
+    yet online for a unit ordered after wait-online: the route may still be the old
+    one. Once the file says they caught up, it returns."""
+    state = tmp_path / "state"
+    replace(state, state_text_2(os.getpid(), "eth0", [("eth0", "online", "validated")], decision=3, hooks_done=2))
+    waiter = subprocess.Popen([str(require_binary()), "wait-online", "--state", str(state), "--timeout", "20"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        short, _ = wait_online(state, "--timeout", "200ms", timeout=10)
+        assert short.returncode == 1, short
+        assert short.stderr.endswith("the hooks of decision 3 have not run yet (done up to 2)\n"), short
+        assert waiter.poll() is None, waiter.communicate()
+        replace(state, state_text_2(os.getpid(), "eth0", [("eth0", "online", "validated")], decision=3, hooks_done=3))
+        _, err = waiter.communicate(timeout=15)
+        assert (waiter.returncode, err) == (0, "")
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+            waiter.communicate(timeout=10)
