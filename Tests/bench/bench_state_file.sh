@@ -21,6 +21,8 @@ done
 out=.build/statefile-bench
 mkdir -p "$out"
 pcre_cflags=$(pkg-config --cflags libpcre2-8)
+# The core is built again only when a source is newer than the last build.
+if [ ! -f "$out/UplinkCore.o" ] || [ -n "$(find Sources/UplinkCore Sources/UplinkPattern Sources/CPCRE2Shim -newer "$out/UplinkCore.o" -print -quit)" ]; then
 clang -O2 $pcre_cflags -I Sources/CPCRE2Shim/include -c Sources/CPCRE2Shim/pcre2_shim.c -o "$out/pcre2_shim.o"
 cat > "$out/CPCRE2Shim.modulemap" <<MAP
 module CPCRE2Shim {
@@ -36,6 +38,7 @@ swiftc -O -package-name uplinkd -parse-as-library -wmo -module-name UplinkCore -
     -Xcc -fmodule-map-file="$out/CPCRE2Shim.modulemap" \
     -emit-module -emit-module-path "$out/UplinkCore.swiftmodule" \
     -c $(find Sources/UplinkCore -name "*.swift" | sort) -o "$out/UplinkCore.o"
+fi
 swiftc -O -package-name uplinkd -module-name StateFileBench -I "$out" \
     -Xcc -fmodule-map-file="$out/CPCRE2Shim.modulemap" \
     Tests/bench/statefile/main.swift "$out/UplinkCore.o" "$out/UplinkPattern.o" "$out/pcre2_shim.o" \

@@ -112,6 +112,7 @@ package enum FactValue: Sendable, Equatable {
     /// (which means "none") percent-encoded.
     package static func percentEncoded(_ text: String) -> String {
         if text == "-" { return "%2D" }
+        if !text.isEmpty && text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "%") }) { return text }
         var result = ""
         for byte in text.utf8 {
             if byte <= 0x20 || byte >= 0x7f || byte == UInt8(ascii: "%") {

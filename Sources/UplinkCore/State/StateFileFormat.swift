@@ -28,17 +28,22 @@ package enum StateFileFormat {
     /// The file in `format` (2, or 1 for readers not yet moved).
     package static func encode(_ state: AgentState, format: Int = version) -> String {
         guard format == version else { return StateFileFormat1.encode(state) }
-        var lines = ["# uplinkd state, format \(version) (see README, \"State file\")", "format \(version)"]
+        var text = "# uplinkd state, format \(version) (see README, \"State file\")\nformat \(version)\n"
+        text.reserveCapacity(1_024 + 1_536 * state.uplinks.count)
+        func line(_ parts: String...) {
+            for part in parts { text += part }
+            text += "\n"
+        }
         for fact in StateFacts.node {
-            lines.append("\(fact.name) \(fact.value(state).fileToken)")
+            line(fact.name, " ", fact.value(state).fileToken)
         }
         for uplink in state.uplinks {
-            let prefix = "uplink \(uplink.interface.value) "
+            let prefix = "uplink " + uplink.interface.value + " "
             for fact in StateFacts.uplink {
-                lines.append(prefix + fact.name + " " + fact.value(uplink).fileToken)
+                line(prefix, fact.name, " ", fact.value(uplink).fileToken)
             }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return text
     }
 
     /// Reads a file of either format.

@@ -5,6 +5,8 @@
 import Glibc
 import UplinkCore
 
+let eth0 = InterfaceName("eth0")!, wlan0 = InterfaceName("wlan0")!, wwan0 = InterfaceName("wwan0")!
+
 func gateway(change: Int) -> AgentState {
     var modem = ModemFacts(equipmentID: "861234567890128", state: .connected, registration: .home,
                            operatorName: "Vodafone DE", operatorCode: "26202",
@@ -12,15 +14,15 @@ func gateway(change: Int) -> AgentState {
     modem.signal = SignalFigures(rsrpDBm: -98.5, rsrqDB: -11, sinrDB: 12.4)
     let quality = UplinkQualityStatus(figures: QualityFigures(roundTripMilliseconds: 12 + change % 7,
                                                              roundTripVariationMilliseconds: 3, lossPercent: 0))
-    var state = AgentState(primary: "eth0", uplinks: [
-        UplinkStatus(interface: "eth0", kind: .ethernet, verdict: .online, reason: .validated, sinceWallSeconds: 1_795_269_709,
+    var state = AgentState(primary: eth0, uplinks: [
+        UplinkStatus(interface: eth0, kind: .ethernet, verdict: .online, reason: .validated, sinceWallSeconds: 1_795_269_709,
                      ipv4: .online, ipv6: .limited, bytesToday: 1_182 + change, ipv4Reason: .validated, ipv6Reason: .timeout,
                      dnsSource: .dhclient, quality: quality),
-        UplinkStatus(interface: "wlan0", kind: .wifi, verdict: .online, reason: .validated, sinceWallSeconds: 1_795_269_706,
+        UplinkStatus(interface: wlan0, kind: .wifi, verdict: .online, reason: .validated, sinceWallSeconds: 1_795_269_706,
                      ipv4: .online, bytesToday: 2_602, ipv4Reason: .validated, dnsSource: .dhclient,
                      quality: UplinkQualityStatus(figures: QualityFigures(roundTripMilliseconds: 31,
                                                                           roundTripVariationMilliseconds: 9))),
-        UplinkStatus(interface: "wwan0", kind: .wwan, verdict: .online, reason: .validated, sinceWallSeconds: 1_795_269_706,
+        UplinkStatus(interface: wwan0, kind: .wwan, verdict: .online, reason: .validated, sinceWallSeconds: 1_795_269_706,
                      ipv4: .online, bytesToday: 2_389, ipv4Reason: .validated, dnsSource: .configured, metered: true,
                      quality: UplinkQualityStatus(figures: QualityFigures(roundTripMilliseconds: 84,
                                                                           roundTripVariationMilliseconds: 20)),
@@ -28,7 +30,7 @@ func gateway(change: Int) -> AgentState {
                      plan: PlanStatus(received: 600_000_000, sent: 134_003_200, limitBytes: 1_000_000_000,
                                       cycleStartWallSeconds: 1_793_491_200, cycleEndWallSeconds: 1_796_083_200),
                      standby: .warm),
-    ], writtenWallSeconds: 1_795_269_711 + change, pid: 30_655, familyPrimaries: [.ipv4: "eth0", .ipv6: "wlan0"])
+    ], writtenWallSeconds: 1_795_269_711 + change, pid: 30_655, familyPrimaries: [.ipv4: eth0, .ipv6: wlan0])
     state.decision = 7
     state.hooksDone = 7
     return state
@@ -62,7 +64,8 @@ guard arguments.count == 3, let changes = Int(arguments[2]), changes > 0 else {
 let directoryPath = arguments[1]
 let directory = open(directoryPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 precondition(directory >= 0, "open \(directoryPath): errno \(errno)")
-for format in [1, 2] {
+/// Medians of `changes` changes written in `format`: (bytes, encode ns, encode and replace ns).
+func measure(format: Int, changes: Int) -> (bytes: Int, encode: Int, total: Int) {
     let path = "\(directoryPath)/state\(format)"
     var encode: [Int] = []
     var total: [Int] = []
@@ -77,9 +80,23 @@ for format in [1, 2] {
         encode.append(encoded - start)
         total.append(done - start)
         bytes = text.utf8.count
-        precondition((try? StateFileFormat.decode(text)) == state, "format \(format) does not read back")
+        // Format 1 has no decision numbers.
+        var expected = state
+        if format == 1 { (expected.decision, expected.hooksDone) = (0, 0) }
+        guard (try? StateFileFormat.decode(text)) == expected else {
+            fputs("format \(format) does not read back as it was written:\n\(text)", stderr)
+            exit(1)
+        }
     }
-    print("format \(format): \(bytes) bytes, \(String(StateFileFormat.encode(gateway(change: 0), format: format).split(separator: "\n").count)) lines; "
-        + "per change (median of \(changes)): encode \(median(encode) / 1_000) us, encode and replace \(median(total) / 1_000) us")
+    return (bytes, median(encode), median(total))
+}
+
+// A first pass of each warms the caches and the allocator; the second is printed.
+_ = (measure(format: 1, changes: min(changes, 200)), measure(format: 2, changes: min(changes, 200)))
+for format in [1, 2] {
+    let figures = measure(format: format, changes: changes)
+    let lines = StateFileFormat.encode(gateway(change: 0), format: format).split(separator: "\n").count
+    print("format \(format): \(figures.bytes) bytes, \(lines) lines; per change (median of \(changes)): "
+        + "encode \(figures.encode / 1_000) us, encode and replace \(figures.total / 1_000) us")
 }
 print("files: \(directoryPath)/state1, \(directoryPath)/state2")
