@@ -62,7 +62,7 @@ config check: validates the configuration (and lists hooks that will not run)
 wait-online: for boot ordering (network-online.target), as
   systemd-networkd-wait-online. Waits until the running agent's state file says:
   it has a primary uplink (no arguments); at least one uplink is online (--any);
-  or every named IFACE is online.
+  or every named IFACE is online; and the hooks of its latest decision have run.
   --captive-ok           captive counts as online
   --timeout SECONDS      give up after this long (default 120; e.g. 30, 2.5, 500ms,
                          2m; 0 waits forever)
