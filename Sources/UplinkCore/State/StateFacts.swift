@@ -21,7 +21,7 @@ package enum StateFacts {
     /// event leaves them; `decision` is the event's own number there.
     package static let node: [Fact<AgentState>] = [
         Fact(name: "written", kind: .whole, meaning: "when the agent wrote the state (seconds since the epoch)",
-             value: { .whole($0.writtenWallSeconds) }, restore: { $0.writtenWallSeconds = $1.whole ?? 0 }),
+             value: { .whole($0.writtenWallSeconds) }, restore: { $0.writtenWallSeconds = time($1) ?? 0 }),
         Fact(name: "pid", kind: .whole, meaning: "the agent's process id",
              value: { .whole($0.pid) }, restore: { $0.pid = min($1.whole ?? 0, Int(Int32.max)) }),
         Fact(name: "stopped", kind: .flag, meaning: "`yes` in the last state of an agent that stopped",
@@ -53,7 +53,7 @@ package enum StateFacts {
         Fact(name: "reason", kind: .text, meaning: "why, from README's reasons table",
              value: { .text($0.reason.rawValue) }, restore: { $0.reason = Reason(token: $1.text ?? "") }),
         Fact(name: "since", kind: .whole, meaning: "when the verdict was reached (seconds since the epoch)",
-             value: { .whole($0.sinceWallSeconds) }, restore: { $0.sinceWallSeconds = $1.whole ?? 0 }),
+             value: { .whole($0.sinceWallSeconds) }, restore: { $0.sinceWallSeconds = time($1) ?? 0 }),
         Fact(name: "ipv4_verdict", kind: .text, meaning: "the IPv4 verdict, `-` when IPv4 was not looked at",
              value: { .text($0.ipv4?.rawValue) }, restore: { $0.ipv4 = $1.text.flatMap(Verdict.init) }),
         Fact(name: "ipv4_reason", kind: .text, meaning: "the IPv4 reason",
@@ -82,7 +82,7 @@ package enum StateFacts {
              value: { .flag($0.budgetExhausted) }, restore: { $0.budgetExhausted = $1.flag ?? false }),
         Fact(name: "session_ends", kind: .whole,
              meaning: "when the captive-portal session ends (seconds since the epoch), when the portal's API said",
-             value: { .whole($0.session.endsWallSeconds) }, restore: { $0.session.endsWallSeconds = $1.whole }),
+             value: { .whole($0.session.endsWallSeconds) }, restore: { $0.session.endsWallSeconds = time($1) }),
         Fact(name: "session_bytes_remaining", kind: .whole, meaning: "the data the portal session has left, when it said",
              value: { .whole($0.session.bytesRemaining) }, restore: { $0.session.bytesRemaining = $1.whole }),
     ]
@@ -153,7 +153,7 @@ package enum StateFacts {
         Fact(name: "plan_started", kind: .whole, meaning: "when the cycle began (seconds since the epoch)",
              value: { .whole($0.plan?.cycleStartWallSeconds) }, restore: nil),
         Fact(name: "plan_resets", kind: .whole, meaning: "when the next cycle begins",
-             value: { .whole($0.plan?.cycleEndWallSeconds) }, restore: { $0.plan?.cycleEndWallSeconds = $1.whole ?? 0 }),
+             value: { .whole($0.plan?.cycleEndWallSeconds) }, restore: { $0.plan?.cycleEndWallSeconds = time($1) ?? 0 }),
         Fact(name: "plan_capped", kind: .flag, meaning: "whether the limit is reached",
              value: { .flag($0.plan?.capped) }, restore: { $0.plan?.capped = $1.flag ?? false }),
         Fact(name: "plan_at_cap", kind: .text, meaning: "what the agent does at the cap: `last-resort` or `down`",
@@ -165,6 +165,12 @@ package enum StateFacts {
         name: "standby", kind: .text, meaning: "how it waits as a backup: `hot`, `warm` or `cold`",
         value: { .text($0.standby.rawValue) }, restore: { $0.standby = $1.text.flatMap(Standby.init) ?? .hot })
 
+    /// A time read back: seconds since the epoch that make sense (readers subtract them
+    /// from now), else none.
+    static func time(_ value: FactValue) -> Int? {
+        value.whole.flatMap { StateFileFormat.validTimes.contains($0) ? $0 : nil }
+    }
+
     /// Facts an uplink must have in a state file: without them it is no uplink.
     static let required: Set<String> = ["kind", "verdict", "reason", "since"]
 
@@ -175,7 +181,7 @@ package enum StateFacts {
         if let equipmentID = values["modem_equipment_id"]?.text {
             status.modem = ModemStatus(ModemFacts(equipmentID: equipmentID, state: .unknown))
         }
-        if let start = values["plan_started"]?.whole {
+        if let start = values["plan_started"].flatMap(time) {
             status.plan = PlanStatus(received: 0, sent: 0, limitBytes: nil, cycleStartWallSeconds: start,
                                      cycleEndWallSeconds: start)
         }

@@ -69,6 +69,7 @@ package enum StateFileFormat {
         var state = AgentState(primary: nil, uplinks: [], writtenWallSeconds: 0, pid: 0)
         var order: [InterfaceName] = []
         var values: [InterfaceName: [String: FactValue]] = [:]
+        var nodeFactsRead: Set<String> = []
         try LineFormat.read(text, version: version, fileKind: "state file") { line throws(DecodeError) in
             if line.keyword == "uplink" {
                 guard line.fields.count == 4, let name = InterfaceName(line.fields[1]) else {
@@ -80,6 +81,7 @@ package enum StateFileFormat {
                     throw line.error("malformed value of \(fact.printableEscaped) for \(name.value)")
                 }
                 if values[name] == nil { order.append(name) }
+                guard values[name]?[fact] == nil else { throw line.error("\(fact) of \(name.value) given twice") }
                 values[name, default: [:]][fact] = value
                 return
             }
@@ -87,6 +89,7 @@ package enum StateFileFormat {
             guard line.fields.count == 2, let value = FactValue(fileToken: line.fields[1], kind: fact.kind) else {
                 throw line.error("malformed \(fact.name) line")
             }
+            guard nodeFactsRead.insert(fact.name).inserted else { throw line.error("\(fact.name) given twice") }
             fact.restore?(&state, value)
         }
         for name in order {

@@ -136,7 +136,13 @@ package enum StateFileFormat1 {
                 let family: AddressFamily = line.keyword == "primary-ipv4" ? .ipv4 : .ipv6
                 state.familyPrimaries[family] = line.optionalField(1).flatMap { InterfaceName($0) }
             case "uplink":
-                state.uplinks.append(try uplink(line))
+                let read = try uplink(line)
+                // Format 2 names each fact by its uplink: two lines of one uplink
+                // could not be told apart there, and no agent writes them.
+                guard !state.uplinks.contains(where: { $0.interface == read.interface }) else {
+                    throw line.error("uplink \(read.interface.value) listed twice")
+                }
+                state.uplinks.append(read)
             default:
                 break   // lines of later versions
             }
@@ -155,7 +161,7 @@ package enum StateFileFormat1 {
         return UplinkStatus(
             interface: interface, kind: kind, verdict: verdict, reason: Reason(token: fields[4]), sinceWallSeconds: since,
             ipv4: Verdict(rawValue: fields[6]), ipv6: Verdict(rawValue: fields[7]), bytesToday: bytes,
-            budgetBytes: line.integer(9), budgetExhausted: fields[10] == "yes", portalURL: line.optionalField(11),
+            budgetBytes: count(line, 9), budgetExhausted: fields[10] == "yes", portalURL: line.optionalField(11),
             // Columns 13 to 16 came later: a file without them still reads.
             ipv4Reason: line.optionalField(12).map { Reason(token: $0) },
             ipv6Reason: line.optionalField(13).map { Reason(token: $0) },
@@ -178,7 +184,7 @@ package enum StateFileFormat1 {
 
     /// A non-negative whole number in column `index`, if the line has one there.
     static func count(_ line: LineFormat.Line, _ index: Int) -> Int? {
-        line.integer(index, in: 0...Int.max)
+        line.integer(index, in: 0...FactValue.largestWhole)
     }
 
     static var validTimes: ClosedRange<Int> { StateFileFormat.validTimes }

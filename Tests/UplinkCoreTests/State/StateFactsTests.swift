@@ -111,10 +111,36 @@ struct StateFactsTests {
             (head + "uplink eth/0 since 5\n", 6, "malformed uplink line: expected 'uplink IFACE FACT VALUE'"),
             ("format 2\npid many\n", 2, "malformed pid line"),
             (head, 0, "uplink eth0 has no since"),
+            (head + "uplink eth0 since 5\nuplink eth0 since 6\n", 7, "since of eth0 given twice"),
+            ("format 2\nprimary eth0\nprimary wlan0\n", 3, "primary given twice"),
         ]
         for (text, line, message) in cases {
             #expect(throws: StateFileFormat.DecodeError(line: line, message: message)) { try StateFileFormat.decode(text) }
         }
+    }
+
+    /// Found by the state-file fuzz target: a format 1 file listing eth0 twice decoded
+    /// to two uplinks that format 2 wrote as one, so the file was no fixed point.
+    @Test func anUplinkListedTwiceIsRefused() {
+        let line = "uplink eth0 ethernet online validated 100 online - 2345 - no -\n"
+        #expect(throws: StateFileFormat.DecodeError(line: 3, message: "uplink eth0 listed twice")) {
+            try StateFileFormat.decode("format 1\n" + line + line)
+        }
+    }
+
+    /// Found by the state-file fuzz target: format 1 read a negative budget (and counts
+    /// past what format 2 reads back), which format 2 then wrote and refused. A format 1
+    /// file now reads as format 2 can carry it, so it comes back unchanged.
+    @Test(arguments: [
+        "format 1\nuplink eth0 ethernet online validated 100 online - 234 -5 no -\n",
+        "format 1\nuplink eth0 ethernet online validated 100 online - 1 9223372036854775807 no -\n",
+        "format 1\nuplink eth0 ethernet online validated 100 online - 1 - no h\u{0}\u{1}//p/%40x\n",
+    ])
+    func aFormat1FileSurvivesFormat2(_ text: String) throws {
+        let state = try StateFileFormat.decode(text)
+        let encoded = StateFileFormat.encode(state)
+        let again = try StateFileFormat.decode(encoded)
+        #expect(StateFileFormat.encode(again) == encoded)
     }
 
     @Test func statusJSONKeepsTheFirstJSONsObjectsBesideTheFacts() {
