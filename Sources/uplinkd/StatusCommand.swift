@@ -36,7 +36,7 @@ enum StatusCommand {
         guard let state = readStateOrReport(path) else { return ExitStatus.unavailable }
         if let query {
             guard let value = query.value(in: state) else {
-                printError("status: \(query.interface?.value ?? "") is not among the uplinks in \(path)")
+                if case .uplink(let name, _) = query { printError("status: \(name.value) is not among the uplinks in \(path)") }
                 return 1
             }
             print(value)
@@ -56,39 +56,42 @@ enum StatusCommand {
     }
 
     /// `--get [IFACE] FACT`: one fact of the node or of an uplink, named as in the state
-    /// file (`StateFacts`).
-    struct FactQuery {
-        var interface: InterfaceName?
-        var fact: String
+    /// file (`StateFacts`), found once when the arguments are read.
+    enum FactQuery {
+        case node(Fact<AgentState>)
+        /// A nil fact is `interface`, the uplink's own name.
+        case uplink(InterfaceName, Fact<UplinkStatus>?)
 
         init(_ words: [String]) throws(UsageError) {
-            fact = words.last!
+            let name = words.last!
             let nodeNames = StateFacts.node.map(\.name)
             let uplinkNames = ["interface"] + StateFacts.uplink.map(\.name)
             guard words.count == 2 else {
-                guard nodeNames.contains(fact) else {
-                    if uplinkNames.contains(fact) {
-                        throw UsageError("status --get: \(fact.printableEscaped) is a fact of each uplink: --get IFACE \(fact.printableEscaped)")
+                guard let fact = StateFacts.nodeByName[name] else {
+                    if uplinkNames.contains(name) {
+                        throw UsageError("status --get: \(name.printableEscaped) is a fact of each uplink: --get IFACE \(name.printableEscaped)")
                     }
-                    throw UsageError("status --get: no node fact '\(fact.printableEscaped)'; known: \(nodeNames.joined(separator: ", "))")
+                    throw UsageError("status --get: no node fact '\(name.printableEscaped)'; known: \(nodeNames.joined(separator: ", "))")
                 }
+                self = .node(fact)
                 return
             }
             if let problem = InterfaceName.problem(with: words[0]) { throw UsageError("status --get: \(problem)") }
-            interface = InterfaceName(words[0])
-            guard uplinkNames.contains(fact) else {
-                throw UsageError("status --get: no uplink fact '\(fact.printableEscaped)'; known: \(uplinkNames.joined(separator: ", "))")
+            guard uplinkNames.contains(name) else {
+                throw UsageError("status --get: no uplink fact '\(name.printableEscaped)'; known: \(uplinkNames.joined(separator: ", "))")
             }
+            self = .uplink(InterfaceName(words[0])!, StateFacts.uplinkByName[name])
         }
 
         /// The value as hooks see it (empty for none); nil when the uplink is not in the state.
         func value(in state: AgentState) -> String? {
-            guard let interface else {
-                return StateFacts.node.first { $0.name == fact }!.value(state).environmentText
+            switch self {
+            case .node(let fact):
+                return fact.value(state).environmentText
+            case .uplink(let name, let fact):
+                guard let uplink = state.uplinks.first(where: { $0.interface == name }) else { return nil }
+                return fact.map { $0.value(uplink).environmentText } ?? name.value
             }
-            guard let uplink = state.uplinks.first(where: { $0.interface == interface }) else { return nil }
-            if fact == "interface" { return interface.value }
-            return StateFacts.uplink.first { $0.name == fact }!.value(uplink).environmentText
         }
     }
 

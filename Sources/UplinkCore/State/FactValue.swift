@@ -32,26 +32,26 @@ package enum FactValue: Sendable, Equatable {
     /// A figure rounded to tenths, as every output prints it.
     package static func figure(_ value: Double?) -> FactValue { .tenths(ModemStatus.tenths(value)) }
 
-    /// The state file's token: one field that never holds a space, a newline or a
-    /// control byte, whatever the value.
-    package var fileToken: String {
+    /// The value spelled out (`yes`/`no`, digits, text as it is); nil for none.
+    private var spelled: String? {
         switch self {
-        case .text(let value): value.map(FactValue.percentEncoded) ?? "-"
-        case .whole(let value): value.map(String.init) ?? "-"
-        case .flag(let value): value.map { $0 ? "yes" : "no" } ?? "-"
-        case .tenths(let value): value.map { PrometheusText.decimal($0, scale: 1) } ?? "-"
+        case .text(let value): value
+        case .whole(let value): value.map(String.init)
+        case .flag(let value): value.map { $0 ? "yes" : "no" }
+        case .tenths(let value): value.map { PrometheusText.decimal($0, scale: 1) }
         }
     }
 
-    /// The hook environment's value (hooks see free text as it is).
-    package var environmentText: String {
-        switch self {
-        case .text(let value): value ?? ""
-        case .whole(let value): value.map(String.init) ?? ""
-        case .flag(let value): value.map { $0 ? "yes" : "no" } ?? ""
-        case .tenths(let value): value.map { PrometheusText.decimal($0, scale: 1) } ?? ""
-        }
+    /// The state file's token: one field that never holds a space, a newline or a
+    /// control byte, whatever the value (only text can hold them: it is percent-encoded).
+    package var fileToken: String {
+        guard let spelled else { return "-" }
+        if case .text = self { return FactValue.percentEncoded(spelled) }
+        return spelled
     }
+
+    /// The hook environment's value (hooks see free text as it is), empty for none.
+    package var environmentText: String { spelled ?? "" }
 
     package var json: JSONValue {
         switch self {

@@ -171,6 +171,11 @@ package enum StateFacts {
         value.whole.flatMap { StateFileFormat.validTimes.contains($0) ? $0 : nil }
     }
 
+    /// The facts by name, for readers that are given a name (the state file's lines,
+    /// `status --get`).
+    package static let nodeByName = Dictionary(uniqueKeysWithValues: node.map { ($0.name, $0) })
+    package static let uplinkByName = Dictionary(uniqueKeysWithValues: uplink.map { ($0.name, $0) })
+
     /// Facts an uplink must have in a state file: without them it is no uplink.
     static let required: Set<String> = ["kind", "verdict", "reason", "since"]
 

@@ -62,9 +62,6 @@ package enum StateFileFormat {
         return 0
     }
 
-    private static let nodeFacts = Dictionary(uniqueKeysWithValues: StateFacts.node.map { ($0.name, $0) })
-    private static let uplinkKinds = Dictionary(uniqueKeysWithValues: StateFacts.uplink.map { ($0.name, $0.kind) })
-
     static func decode2(_ text: String) throws(DecodeError) -> AgentState {
         var state = AgentState(primary: nil, uplinks: [], writtenWallSeconds: 0, pid: 0)
         var order: [InterfaceName] = []
@@ -76,7 +73,7 @@ package enum StateFileFormat {
                     throw line.error("malformed uplink line: expected 'uplink IFACE FACT VALUE'")
                 }
                 let fact = line.fields[2]
-                guard let kind = uplinkKinds[fact] else { return }   // a fact of a later version
+                guard let kind = StateFacts.uplinkByName[fact]?.kind else { return }   // a fact of a later version
                 guard let value = FactValue(fileToken: line.fields[3], kind: kind) else {
                     throw line.error("malformed value of \(fact.printableEscaped) for \(name.value)")
                 }
@@ -85,7 +82,7 @@ package enum StateFileFormat {
                 values[name, default: [:]][fact] = value
                 return
             }
-            guard let fact = nodeFacts[line.keyword] else { return }
+            guard let fact = StateFacts.nodeByName[line.keyword] else { return }
             guard line.fields.count == 2, let value = FactValue(fileToken: line.fields[1], kind: fact.kind) else {
                 throw line.error("malformed \(fact.name) line")
             }

@@ -101,12 +101,7 @@ struct AgentRuntimeTests {
     @Test func theStateFileTellsWhenTheHooksCaughtUp() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let harness = try AgentHarness([usableLink("eth0", index: 2)],
-                                       options: AgentHarness.options(stateFile: "\(directory.path)/state"))
-        harness.prober.outcomes["eth0"] = validated
-        harness.hooks.hold()
-        try harness.agent.start()
-        try harness.advance(10)
+        let harness = try eth0OnlineWithItsHooksHeld(stateFile: "\(directory.path)/state")
         let held = try StateFileFormat.decode(try #require(directory.read("state")))
         #expect(held.primary == "eth0" && held.decision >= 2 && held.hooksDone == 0)
         #expect(harness.hooks.events.map(\.decision) == Array(1...held.decision))
@@ -115,15 +110,21 @@ struct AgentRuntimeTests {
         #expect(done.decision == held.decision && done.hooksDone == done.decision)
     }
 
-    @Test func stopWaitsForTheRunningHookThenWritesTheFinalState() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let harness = try AgentHarness([usableLink("eth0", index: 2)],
-                                       options: AgentHarness.options(stateFile: "\(directory.path)/state"))
+    /// An agent with eth0, validated and primary 10 ms after start, writing its state to
+    /// `stateFile`, whose hooks are still running (held) for every event so far.
+    private func eth0OnlineWithItsHooksHeld(stateFile: String) throws -> AgentHarness {
+        let harness = try AgentHarness([usableLink("eth0", index: 2)], options: AgentHarness.options(stateFile: stateFile))
         harness.prober.outcomes["eth0"] = validated
         harness.hooks.hold()
         try harness.agent.start()
         try harness.advance(10)
+        return harness
+    }
+
+    @Test func stopWaitsForTheRunningHookThenWritesTheFinalState() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let harness = try eth0OnlineWithItsHooksHeld(stateFile: "\(directory.path)/state")
         #expect(directory.read("state")?.contains("\nstopped no\n") == true)
 
         harness.agent.stop(reason: "test")
