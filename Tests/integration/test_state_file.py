@@ -86,8 +86,17 @@ def test_a_shell_reader_reads_every_uplink_by_name(fresh_flab, rig, agent, tmp_p
     js = json.loads(run.status("--json").stdout)
     wwan0 = next(u for u in js["uplinks"] if u["interface"] == "wwan0")
     assert (wwan0["modem_operator"], wwan0["standby"], wwan0["plan_bytes"]) == ("Vodafone DE", "warm", 10_000_000_000)
-    told = [d for d in parse_env_dumps(dumps) if d.get("UPLINK_INTERFACE") == "wwan0"]
-    assert told and told[-1]["UPLINK_MODEM_OPERATOR"] == "Vodafone DE", told[-1:]
+    # A hook's environment is the state at its event, and wwan0's verdict may well
+    # have come before ModemManager's operator: so read an event that comes after it
+    # (wwan0's carrier lost).
+    role, peer = fresh_flab.peer_of("wwan0")
+    fresh_flab.ip(role, "link", "set", peer, "down")
+
+    def lost():
+        return [d for d in parse_env_dumps(dumps) if d.get("UPLINK_EVENT") == "verdict"
+                and d.get("UPLINK_INTERFACE") == "wwan0" and d.get("UPLINK_VERDICT") == "down"]
+    told = run.wait_until(lost, SETTLE, "the hooks told of wwan0's carrier loss")
+    assert told[-1]["UPLINK_MODEM_OPERATOR"] == "Vodafone DE", told[-1:]
     assert told[-1]["UPLINK_PLAN_BYTES"] == "10000000000" and told[-1]["UPLINK_STANDBY"] == "warm"
 
 
