@@ -32,9 +32,10 @@ and their truth:
            wlan0 should read captive meanwhile
 
 A primary change away from eth0 within an outage or carrier event (or 5 s after its
-end) is a failover; one during a loss burst of 10 % or more whose reason is
-`degraded` is a handover by design (a degraded primary yields to a healthy backup,
-README "Quality"), counted apart; anywhere else it is a false one. A failover is late beyond the
+end) is a failover; one during a loss burst of 10 % or more, or within degraded-for
+(60 s) after it, whose reason is `degraded` is a handover by design (a primary
+degraded for that long, and still by that last stretch's probes, yields to a
+healthy backup: README "Failover"), counted apart; anywhere else it is a false one. A failover is late beyond the
 README targets' p95: 1.5 s with LAN traffic, 5 s idle (a carrier loss: 1.5 s); an
 outage or carrier event without one is missed. Not in this version: latency spikes
 (the delay relay's delay is fixed when its lab is built), DNS failures, the modem rig
@@ -72,6 +73,7 @@ KINDS = (("outage", 0.2), ("carrier", 0.15), ("loss", 0.3), ("blip", 0.2), ("por
 REAL = ("outage", "carrier")
 TRAFFIC = ("flows", "sequential", "idle")
 GRACE_S = 5.0
+DEGRADED_FOR_S = 60.0   # the agent's default degraded-for
 SETTLE_S = 300.0
 MONTH_S = 30 * 86400
 
@@ -203,11 +205,15 @@ def judge(gw):
         if id(move) in used:
             continue
         during = next((e for e in gw.events if e["start"] <= move.t <= e["end"] + GRACE_S), None)
-        where = (f"gw{gw.index} ({gw.traffic}) during {during['kind'] if during else 'no event'}"
+        if during is None and move.primary_reason == "degraded":
+            during = next((e for e in gw.events if e["kind"] == "loss"
+                           and e["end"] < move.t <= e["end"] + DEGRADED_FOR_S), None)
+        after = during is not None and move.t > during["end"] + GRACE_S
+        where = (f"gw{gw.index} ({gw.traffic}) {'after' if after else 'during'} {during['kind'] if during else 'no event'}"
                  + (f" {during['percent']} %" if during and during["kind"] == "loss" else "")
                  + f", reason {move.primary_reason or '-'}")
         # Under loss of 10 % or more eth0 is degraded, and a healthy backup is preferred
-        # (README, "Quality"): a handover by design, not a failover on a false alarm.
+        # (README, "Failover"): a handover by design, not a failover on a false alarm.
         if during and during["kind"] == "loss" and during["percent"] >= 10 and move.primary_reason == "degraded":
             out["handovers"].append(where)
         else:

@@ -3,6 +3,9 @@
 /// link's quality), and whether it is degraded, with the time that last changed.
 struct QualityTrack: Sendable {
     private(set) var perFamily: [AddressFamily: QualityEstimator] = [:]
+    /// The same attempts with when they were counted, the newest `windowAttempts` per
+    /// family: what the last stretch alone says (see `degradationLasted`).
+    private var recent: [AddressFamily: [TimedSample]] = [:]
     /// Probes of rounds that raised a doubt not settled yet: they count once the uplink
     /// is confirmed online, and are dropped if it leaves.
     private var pending: [ProbeReport] = []
@@ -33,12 +36,36 @@ struct QualityTrack: Sendable {
             pending = Array((pending + probes).suffix(QualityEstimator.windowAttempts))
             return
         }
-        for probe in pending + probes { perFamily[probe.family, default: QualityEstimator()].add(probe) }
+        for probe in pending + probes {
+            perFamily[probe.family, default: QualityEstimator()].add(probe)
+            guard let sample = HandshakeSample(probe) else { continue }
+            var samples = recent[probe.family, default: []]
+            samples.append(TimedSample(countedMilliseconds: now.monotonicMilliseconds, sample: sample))
+            recent[probe.family] = Array(samples.suffix(QualityEstimator.windowAttempts))
+        }
         pending = []
         guard let figures = figures(onlineFamilies: onlineFamilies) else { return }
         let wasDegraded = degraded
         probesDegraded = thresholds.isDegraded(figures, wasDegraded: probesDegraded)
         if degraded != wasDegraded { sinceMilliseconds = now.monotonicMilliseconds }
+    }
+
+    /// Whether the uplink has been degraded for `forMilliseconds` and still is: its
+    /// modem's signal past the mark, or the probes counted in that last stretch, on
+    /// their own, at or above a mark. The loss figure rests on the last 64 attempts,
+    /// minutes of light rounds, so a burst that ended long ago keeps the uplink
+    /// degraded; it must not hand the primary over then. No attempts in the stretch
+    /// (probing paused) show nothing either.
+    func degradationLasted(forMilliseconds: Int, thresholds: QualityThresholds,
+                           onlineFamilies: (AddressFamily) -> Bool, at now: Instant) -> Bool {
+        let from = now.monotonicMilliseconds - forMilliseconds
+        guard degraded, sinceMilliseconds <= from else { return false }
+        if signalDegraded { return true }
+        let families = AddressFamily.allCases.filter { recent[$0] != nil }
+        guard let family = families.first(where: onlineFamilies) ?? families.first else { return false }
+        var stretch = QualityEstimator()
+        for timed in recent[family, default: []] where timed.countedMilliseconds > from { stretch.add(timed.sample) }
+        return thresholds.isDegraded(stretch.figures(minimumAttempts: 1), wasDegraded: false)
     }
 
     /// The modem's latest RSRP (nil: none reported, or no modem).
@@ -57,6 +84,7 @@ struct QualityTrack: Sendable {
     /// The link went down: nothing measured before says anything of it when it is back.
     mutating func linkWentDown() {
         perFamily = [:]
+        recent = [:]
         probesDegraded = false
         signalDegraded = false
     }
@@ -65,4 +93,10 @@ struct QualityTrack: Sendable {
     mutating func dropPending() {
         pending = []
     }
+}
+
+/// One handshake sample with the time it was counted.
+struct TimedSample: Sendable {
+    var countedMilliseconds: Int
+    var sample: HandshakeSample
 }

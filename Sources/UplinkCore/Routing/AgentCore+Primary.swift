@@ -83,7 +83,8 @@ extension AgentCore {
                 || quality.sinceMilliseconds > onlineSince,
             fresh: isFresh(uplink, now: now), excluded: uplink.verification == .failed)
         candidate.suppressed = damping.suppressed
-        candidate.degraded = quality.degraded && settled
+        candidate.degraded = quality.degradationLasted(forMilliseconds: policy.degradedForMilliseconds, thresholds: thresholds,
+                                                    onlineFamilies: { uplink.machine.families[$0]?.verdict == .online }, at: now)
         candidate.degradedNow = quality.degraded
         candidate.healthy = !quality.degraded && settled && clear
         candidate.metered = uplink.metered

@@ -49,7 +49,8 @@ package struct PrimarySelector: Sendable, Equatable {
         package var excluded: Bool
         /// Flap damping keeps it from becoming primary while another uplink is online.
         package var suppressed = false
-        /// Degraded for at least the configured time.
+        /// Degraded for at least the configured time, and still shown so by that
+        /// stretch's probes (or its modem's signal).
         package var degraded = false
         /// Degraded now, however recently.
         package var degradedNow = false

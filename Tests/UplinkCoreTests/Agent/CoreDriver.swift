@@ -22,6 +22,10 @@ struct CoreDriver {
     /// Uplinks whose failing probes connect and then time out (a lossy or overloaded
     /// path, not a dead one).
     var stalling: Set<InterfaceName> = []
+    /// Per uplink: the share of probes whose first SYN is lost (picked by a fixed
+    /// hash of the time and the probe, so a run repeats): they connect on the
+    /// retransmission a second later, or time out unconnected under a shorter limit.
+    var firstSYNLossPercent: [InterfaceName: Int] = [:]
     var exchangeMilliseconds = 3
     var lookupMilliseconds = 2
     var ttlSeconds = 300
@@ -175,10 +179,13 @@ struct CoreDriver {
         if case .probe(let probed) = plan.link { families = probed } else { families = [] }
         var results: [ProbeResult] = []
         for family in families {
-            for probe in plan.probes(for: family) {
+            for (index, probe) in plan.probes(for: family).enumerated() {
                 let tooSlow = slow.contains(plan.interface) && plan.timeoutMilliseconds < slowMilliseconds
+                let retransmitted = Self.draw(now, index) % 100 < firstSYNLossPercent[plan.interface, default: 0]
+                let retransmittedConnectMilliseconds = HandshakeSample.firstRetransmissionMilliseconds + exchangeMilliseconds
                 let fails = dead.contains(plan.interface) || failing[plan.interface, default: []].contains(probe.name)
                     || (family == .ipv6 && failingOverIPv6[plan.interface, default: []].contains(probe.name)) || tooSlow
+                    || (retransmitted && plan.timeoutMilliseconds <= retransmittedConnectMilliseconds + exchangeMilliseconds)
                 var request = ProbeRequest(interface: plan.interface, family: family, probe: probe)
                 let key = DNSAnswerCache.Key(host: probe.url.host, family: family)
                 let cached = plan.cachedAnswers[key]
@@ -188,13 +195,16 @@ struct CoreDriver {
                     outcome = .response(ProbeResponse(status: 302, location: location))
                 }
                 let lookup = cached == nil ? lookupMilliseconds : nil
-                var result = ProbeResult(request: request, outcome: outcome,
-                                         elapsedMilliseconds: (fails ? plan.timeoutMilliseconds : exchangeMilliseconds) + (lookup ?? 0),
+                let exchange = fails ? plan.timeoutMilliseconds
+                    : retransmitted ? retransmittedConnectMilliseconds + exchangeMilliseconds : exchangeMilliseconds
+                var result = ProbeResult(request: request, outcome: outcome, elapsedMilliseconds: exchange + (lookup ?? 0),
                                          bytes: cached == nil ? 1_200 : 1_000, dnsMilliseconds: lookup,
                                          dnsTTLSeconds: lookup.map { _ in ttlSeconds })
                 result.connected = !fails || tooSlow || stalling.contains(plan.interface)
                 // The handshake takes a round trip of the exchange's time.
-                if result.connected { result.connectMilliseconds = min(exchangeMilliseconds, 1) }
+                if result.connected {
+                    result.connectMilliseconds = retransmitted ? retransmittedConnectMilliseconds : min(exchangeMilliseconds, 1)
+                }
                 results.append(result)
             }
         }
@@ -206,6 +216,15 @@ struct CoreDriver {
                                          captivePortal: api)
         report.purpose = plan.purpose
         return report
+    }
+
+    /// A fixed pseudo-random number for a probe of a round started at `milliseconds`
+    /// (SplitMix64's finalizer).
+    private static func draw(_ milliseconds: Int, _ index: Int) -> UInt64 {
+        var z = UInt64(truncatingIfNeeded: milliseconds) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 
     func plans(of name: InterfaceName, _ purpose: RoundPurpose? = nil) -> [RoundPlan] {

@@ -18,7 +18,7 @@ struct FamilyPrimaryTests {
     }
 
     @Test func anUplinkWithBrokenIPv6KeepsIPv4ButNotIPv6() throws {
-        var driver = brokenIPv6OnEthernet()
+        let driver = brokenIPv6OnEthernet()
         #expect(driver.core.verdict(of: "eth0")?.verdict == .online)
         #expect(driver.core.primary == "eth0")
         #expect(driver.core.familyPrimaries == [.ipv4: "eth0", .ipv6: "wlan0"])
