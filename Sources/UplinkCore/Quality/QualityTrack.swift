@@ -52,9 +52,10 @@ struct QualityTrack: Sendable {
 
     /// Whether the uplink has been degraded for `forMilliseconds` and still is: its
     /// modem's signal past the mark, or the probes counted in that last stretch, on
-    /// their own, at or above a mark. The loss figure rests on the last 64 attempts,
-    /// minutes of light rounds, so a burst that ended long ago keeps the uplink
-    /// degraded; it must not hand the primary over then. No attempts in the stretch
+    /// their own, at or above a mark. The loss figure rests on the last
+    /// `QualityEstimator.windowAttempts` attempts, minutes of light rounds, so a burst
+    /// that ended long ago keeps the uplink degraded; it must not hand the primary
+    /// over then. No attempts in the stretch
     /// (probing paused) show nothing either.
     func degradationLasted(forMilliseconds: Int, thresholds: QualityThresholds,
                            onlineFamilies: (AddressFamily) -> Bool, at now: Instant) -> Bool {
