@@ -211,6 +211,7 @@ def judge(gw):
         after = during is not None and move.t > during["end"] + GRACE_S
         where = (f"gw{gw.index} ({gw.traffic}) {'after' if after else 'during'} {during['kind'] if during else 'no event'}"
                  + (f" {during['percent']} %" if during and during["kind"] == "loss" else "")
+                 + (f" (+{move.t - during['end']:.1f} s)" if after else "")
                  + f", reason {move.primary_reason or '-'}")
         # Under loss of 10 % or more eth0 is degraded, and a healthy backup is preferred
         # (README, "Failover"): a handover by design, not a failover on a false alarm.
@@ -282,6 +283,8 @@ def table(gateways, args):
     loss_events = [e for gw in gateways for e in gw.events if e["kind"] == "loss"]
     row("handovers away from a degraded eth0 (loss of 10 % or more), by design; loss events of 10 % or more",
         f"{len(handovers)}; {len([e for e in loss_events if e['percent'] >= 10])} of {len(loss_events)}")
+    if handovers:
+        row("handovers, where", "; ".join(handovers[:10]) + (" ..." if len(handovers) > 10 else ""))
     real = sum(counts.get(k, 0) for k in REAL)
     missed, late = [m for j in judged for m in j["missed"]], [x for j in judged for x in j["late"]]
     row("real outages: missed; late", f"{len(missed)} of {real}; {len(late)}", "0; 0")
