@@ -19,9 +19,13 @@ struct QualityTrack: Sendable {
 
     /// The figures of the best online family (IPv4 first), else of any family.
     func figures(onlineFamilies: (AddressFamily) -> Bool) -> QualityFigures? {
+        reportedFamily(onlineFamilies: onlineFamilies).flatMap { perFamily[$0]?.figures }
+    }
+
+    /// The family whose figures are reported (and judged): the best online one, else any.
+    private func reportedFamily(onlineFamilies: (AddressFamily) -> Bool) -> AddressFamily? {
         let families = AddressFamily.allCases.filter { perFamily[$0] != nil }
-        let online = families.filter(onlineFamilies)
-        return (online.first ?? families.first).flatMap { perFamily[$0]?.figures }
+        return families.first(where: onlineFamilies) ?? families.first
     }
 
     /// A round's probes: counted now when the uplink is settled online, held while a
@@ -55,15 +59,14 @@ struct QualityTrack: Sendable {
     /// their own, at or above a mark. The loss figure rests on the last
     /// `QualityEstimator.windowAttempts` attempts, minutes of light rounds, so a burst
     /// that ended long ago keeps the uplink degraded; it must not hand the primary
-    /// over then. No attempts in the stretch
-    /// (probing paused) show nothing either.
+    /// over then. No attempts in the stretch (probing paused) show nothing either.
+    /// The stretch is judged in the family whose figures made the uplink degraded.
     func degradationLasted(forMilliseconds: Int, thresholds: QualityThresholds,
                            onlineFamilies: (AddressFamily) -> Bool, at now: Instant) -> Bool {
         let from = now.monotonicMilliseconds - forMilliseconds
         guard degraded, sinceMilliseconds <= from else { return false }
         if signalDegraded { return true }
-        let families = AddressFamily.allCases.filter { recent[$0] != nil }
-        guard let family = families.first(where: onlineFamilies) ?? families.first else { return false }
+        guard let family = reportedFamily(onlineFamilies: onlineFamilies) else { return false }
         var stretch = QualityEstimator()
         for timed in recent[family, default: []] where timed.countedMilliseconds > from { stretch.add(timed.sample) }
         return thresholds.isDegraded(stretch.figures(minimumAttempts: 1), wasDegraded: false)
