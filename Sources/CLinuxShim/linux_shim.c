@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/timex.h>
 #include <sys/un.h>
 #include <netinet/in.h>
 #include <linux/tcp.h>
@@ -63,4 +64,12 @@ long uplinkd_send_datagram(int fd, const char *path, size_t path_length,
     socklen_t address_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + path_length);
     /* MSG_DONTWAIT: a full queue at systemd's end must never block the event loop. */
     return (long)sendto(fd, data, length, MSG_NOSIGNAL | MSG_DONTWAIT, (const struct sockaddr *)&address, address_length);
+}
+
+int uplinkd_clock_synchronised(void) {
+    struct timex query;
+    memset(&query, 0, sizeof query);
+    int state = adjtimex(&query);
+    if (state == -1) return -1;
+    return state != TIME_ERROR && !(query.status & STA_UNSYNC);
 }

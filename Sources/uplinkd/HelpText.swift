@@ -2,7 +2,8 @@
 let helpText = """
 usage: uplinkd check IFACE... [options]
        uplinkd links [--json] [--all] [--watch] [--config FILE]
-       uplinkd run [--config FILE] [--state FILE] [--hooks-dir DIR] [--verbose]
+       uplinkd run [--config FILE] [--state FILE] [--hooks-dir DIR] [--journal FILE]
+                   [--verbose]
        uplinkd status [--json | --get [IFACE] FACT] [--state FILE]
        uplinkd config check [--config FILE]
        uplinkd wait-online [IFACE... | --any] [--timeout SECONDS] [--captive-ok]
@@ -11,6 +12,9 @@ usage: uplinkd check IFACE... [options]
        uplinkd resolve IFACE NAME [--family 4|6] [--config FILE]
        uplinkd plan [IFACE] [--json] [--state FILE]
        uplinkd plan IFACE --reset [--config FILE] [--state FILE]
+       uplinkd history [IFACE] [--since WHEN] [--json] [--config FILE] [--journal FILE]
+       uplinkd availability [--period day|week|month] [--json] [--config FILE]
+                            [--journal FILE]
        uplinkd --version | --help
 
 Decides for each named interface whether it reaches the internet, probing over HTTP
@@ -55,6 +59,13 @@ status: the state file as written by run: primary, each uplink's verdict, reason
   3 it does not run (stale facts), 69 no readable state file.
   --get FACT, --get IFACE FACT  one value (README, "State file", names every
   fact), empty for none; exit 0, 1 no such uplink in the file, 64 no such fact.
+
+history: the outage journal ([agent] journal-file, default /var/lib/uplinkd/journal):
+  periods without a primary (site), an uplink not online, failovers, the agent's
+  own absences; IFACE: those about it; --since 12h, 7d, 2026-12-01 or @EPOCH.
+availability: per uplink and for the site over the last day, week or month:
+  available %, outages, longest, mean time to recover. Both work without a
+  running agent; exit 0, 69 the journal cannot be read.
 
 config check: validates the configuration (and lists hooks that will not run)
   without running anything; exit 0, or 78 with the file:line:key error.

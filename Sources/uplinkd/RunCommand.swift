@@ -9,11 +9,13 @@ enum RunCommand {
         options.setsLogLevel = true
         options.notifySystemd = true
         options.managesRouting = true
+        options.keepsJournal = true
         var configPath: String?
         let early = ArgumentReader.readOptions(arguments, for: "run") { option, inline, reader throws(UsageError) in
             switch option {
             case "--config": configPath = try reader.value(for: option, inline: inline)
             case "--state": options.stateFileOverride = try pathValue(option, try reader.value(for: option, inline: inline))
+            case "--journal": options.journalFileOverride = try pathValue(option, try reader.value(for: option, inline: inline))
             case "--hooks-dir": options.hooksDirectoryOverride = try pathValue(option, try reader.value(for: option, inline: inline))
             case "--verbose", "-v": options.logLevelOverride = options.logLevelOverride == .info ? .debug : .info
             default: return false

@@ -22,6 +22,8 @@ enum Commands {
         "routes": RoutesCommand.run,
         "resolve": ResolveCommand.run,
         "plan": PlanCommand.run,
+        "history": HistoryCommand.run,
+        "availability": AvailabilityCommand.run,
     ]
 
     static func named(_ name: String) -> ((ArraySlice<String>) -> Int32)? {

@@ -239,7 +239,7 @@ class AgentRun:
     """One `uplinkd run` inside the gw namespace of a lab, with its files in workdir."""
 
     def __init__(self, lb, workdir, config: str, *, hooks=None, binary=None,
-                 record=True, verbose=2, env=None):
+                 record=True, verbose=2, env=None, journal=None):
         self.lab = lb
         # Variables set (a value None: removed) in the agent's environment.
         self.env = dict(env or {})
@@ -247,6 +247,9 @@ class AgentRun:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.config = self.dir / "uplinkd.conf"
         self.state_path = self.dir / "state"
+        # Each run's outage journal of its own (never the machine's), unless a test
+        # hands one on to a restarted agent.
+        self.journal_path = Path(journal) if journal else self.dir / "journal"
         self.hooks_dir = self.dir / "hooks.d"
         self.hook_log = self.dir / "hooks.log"
         self.stderr_path = self.dir / "agent.stderr"
@@ -272,7 +275,8 @@ class AgentRun:
 
     def argv(self):
         argv = [str(self.binary), "run", "--config", str(self.config),
-                "--state", str(self.state_path), "--hooks-dir", str(self.hooks_dir)]
+                "--state", str(self.state_path), "--hooks-dir", str(self.hooks_dir),
+                "--journal", str(self.journal_path)]
         return argv + ["-v"] * self.verbose
 
     def start(self, timed=False):

@@ -55,4 +55,9 @@ int uplinkd_tcp_totals(int fd, struct uplinkd_tcp_totals *totals);
 long uplinkd_send_datagram(int fd, const char *path, size_t path_length,
                            const void *data, size_t length);
 
+/* Whether the kernel holds the wall clock synchronised (adjtimex(2) without changing
+ * anything: not TIME_ERROR, STA_UNSYNC clear), as an NTP client such as
+ * systemd-timesyncd or chrony leaves it. 1 synchronised, 0 not, -1 with errno set. */
+int uplinkd_clock_synchronised(void);
+
 #endif

@@ -41,6 +41,8 @@ package struct AgentPolicy: Sendable, Equatable {
     package var failback = Failback.delayed
     /// Where data plans are kept across restarts, and how often.
     package var plans = PlanFileSettings()
+    /// Where the outage journal is kept (`journal-file`), and how much of it.
+    package var journal = JournalSettings()
 
     package init() {}
 

@@ -126,7 +126,7 @@ package enum ConfigurationKeys {
     ]) + probing.lifted(\Configuration.probing, section: "agent", only: [
         "interval", "suspect-interval", "failures-to-leave-online", "successes-to-return", "probe-when-online",
         "probes", "daily-budget", "metered", "stall-window", "liveness-interval", "recover", "recover-after", "reset-after", "power-cycle-after",
-    ] + meteringKeyNames) + agentMetering
+    ] + meteringKeyNames) + agentMetering + agentJournal
 
     /// `[dns]`: where servers come from and how names are resolved.
     package static let dns = KeyTable<DNSSettings>(section: "dns", [

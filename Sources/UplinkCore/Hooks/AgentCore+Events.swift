@@ -85,6 +85,9 @@ extension AgentCore {
                               otherwise: Assessment(.down, reason: .noSuchInterface), primaries: transition,
                               givenUpAddresses: transition.before.overall.map(lastAddresses) ?? [], now: now)
         event.primaryReason = reason
+        if let old = transition.before.overall, let proven = uplinks[old]?.lastValidatedMilliseconds {
+            event.previousPrimaryProvenMillisecondsAgo = max(0, now.monotonicMilliseconds - proven)
+        }
         for family in AddressFamily.allCases {
             guard let given = transition.before.families[family], given != transition.after.families[family] else { continue }
             event.previousFamilyAddresses[family] = lastAddresses(of: given).filter { $0.family == family }

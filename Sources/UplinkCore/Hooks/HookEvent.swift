@@ -49,6 +49,10 @@ public struct HookEvent: Sendable, Equatable {
     public var wallSeconds: Int
     /// Why the primary changed (primary events).
     package var primaryReason: PrimaryChangeReason?
+    /// Primary events: how long before the change the previous primary's last round
+    /// validated it; for a primary lost, the most its failure can have gone unseen
+    /// (the journal's detection time).
+    package var previousPrimaryProvenMillisecondsAgo: Int?
     /// The number of this decision since the agent started (the state file's
     /// `decision`); a queued event merged with a newer one keeps the older number.
     package var decision = 0

@@ -26,17 +26,23 @@ extension Agent {
         /// them when someone else changes them. The daemon only: an embedding program
         /// must not remove the routes of the uplinkd running beside it.
         package var managesRouting = false
+        /// Keep the outage journal (`journal-file`): the daemon only, since an
+        /// embedding program's agent would write the daemon's journal as its own.
+        package var keepsJournal = false
+        /// `--journal FILE`: the journal's path instead of `journal-file`.
+        package var journalFileOverride: String?
 
         package init(stateFileOverride: String? = nil, hooksDirectoryOverride: String? = nil) {
             self.stateFileOverride = stateFileOverride
             self.hooksDirectoryOverride = hooksDirectoryOverride
         }
 
-        /// `configuration` with the command line's overrides (`--state`, `--hooks-dir`).
+        /// `configuration` with the command line's overrides (`--state`, `--hooks-dir`, `--journal`).
         func applied(to configuration: Configuration) -> Configuration {
             var configuration = configuration
             if let state = stateFileOverride { configuration.agent.stateFilePath = state }
             if let hooks = hooksDirectoryOverride { configuration.agent.hooksDirectory = hooks }
+            if let journal = journalFileOverride { configuration.agent.journal.path = journal }
             return configuration
         }
     }

@@ -8,7 +8,7 @@ import UplinkCore
 ///
 /// The agent keeps its life (start, reload, stop) and the perform loop: the core's
 /// actions carried out, the state published, the next wake-up set. Collaborators own
-/// their state and timers: `LinkIntake`, `ModemDriver`, `PlanKeeper`,
+/// their state and timers: `LinkIntake`, `ModemDriver`, `PlanKeeper`, `JournalKeeper`,
 /// `RoutingGuardDriver`, `ServiceNotifications` (systemd), `TrafficSampler` (the
 /// primary's counters) and `StateObservers` (the embedding API, MQTT).
 package final class Agent {
@@ -36,6 +36,7 @@ package final class Agent {
     private let observers = StateObservers()
     private lazy var intake = LinkIntake(agent: self)
     private var plans: PlanKeeper?
+    private var journal: JournalKeeper?
     private lazy var routing = RoutingGuardDriver(agent: self)
     private lazy var service = ServiceNotifications(agent: self, notifier: options.notifySystemd ? SystemdNotifier() : nil)
     private(set) lazy var sampler = TrafficSampler(agent: self)
@@ -104,6 +105,10 @@ package final class Agent {
         }
         links = source
         plans = PlanKeeper(agent: self)
+        if options.keepsJournal {
+            journal = JournalKeeper(agent: self)
+            journal?.start()
+        }
         let hooks = options.runHooks ? "\(configuration.agent.hooksDirectory) and \(configuration.agent.vendorHooksDirectory)" : "nowhere"
         Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(hooks)")
         routing.start(source)
@@ -165,6 +170,7 @@ package final class Agent {
         adapters.hooks.drain(finalEvent: finalEvent) { [unowned self] in
             routing.finish()
             plans?.finish()
+            journal?.finish()
             let final = core.state(now: now(), pid: Int(getpid()), stopped: true)
             stateWriter?.publish(final, format: configuration.agent.stateFileFormat)
             exportMetrics(final, events: [])
@@ -268,6 +274,7 @@ package final class Agent {
         exportMetrics(state, events: hookEvents)
         service.stateChanged(state)
         routing.stateChanged(state)
+        journal?.observe(state, events: hookEvents)
         if !hookEvents.isEmpty || !actions.isEmpty { observers.changed(state, events: hookEvents) }
         scheduleWake()
         sampler.schedule()

@@ -1,0 +1,100 @@
+/// The journal read back for people and scripts (`uplinkd history`, `availability`):
+/// its records with the times taken before a clock sync corrected, filtered, and
+/// summed into availability figures.
+package struct JournalHistory: Sendable {
+    /// Oldest first, as written; times corrected where a later clock record allows.
+    package private(set) var records: [JournalRecord]
+
+    package init(records: [JournalRecord]) {
+        self.records = Self.corrected(records)
+    }
+
+    /// A time taken before the wall clock was synchronised is moved by the offset
+    /// between the wall and the monotonic clock that its boot's first clock record
+    /// gives: the monotonic clock did not jump, so the moment is the same. Times of a
+    /// boot that never synchronised stay as they are, still marked.
+    static func corrected(_ records: [JournalRecord]) -> [JournalRecord] {
+        var offsetMilliseconds: [String: Int] = [:]
+        for record in records where record.kind == .clock && offsetMilliseconds[record.end.bootID] == nil {
+            offsetMilliseconds[record.end.bootID] = record.end.wallSeconds * 1000 - record.end.monotonicMilliseconds
+        }
+        func fix(_ time: inout JournalTime) {
+            guard !time.synced, let offset = offsetMilliseconds[time.bootID] else { return }
+            time.wallSeconds = Int((Double(time.monotonicMilliseconds + offset) / 1000).rounded(.down))
+            time.synced = true
+        }
+        return records.map { record in
+            var record = record
+            fix(&record.start)
+            fix(&record.end)
+            return record
+        }
+    }
+
+    /// The records about `interface` (nil: all of them) that ended at or after
+    /// `sinceWallSeconds`, by start (a record is written when its period ends, so
+    /// the file has a long outage after the short ones inside it), without the clock
+    /// records (the corrections are applied).
+    package func listed(interface: InterfaceName?, sinceWallSeconds: Int?) -> [JournalRecord] {
+        let started = records.enumerated().sorted {
+            ($0.element.start.wallSeconds, $0.offset) < ($1.element.start.wallSeconds, $1.offset)
+        }.map(\.element)
+        return started.filter { record in
+            guard record.kind != .clock else { return false }
+            if let since = sinceWallSeconds, record.end.wallSeconds < since { return false }
+            guard let interface else { return true }
+            // Another uplink's outage is not about this one, whatever the primary was.
+            if record.kind == .uplink { return record.interface == interface }
+            return record.primaryBefore == interface || record.primaryAfter == interface
+                || record.reasons.contains { $0.interface == interface }
+        }
+    }
+
+    // MARK: - Availability
+
+    /// One scope's figures over a period: the site, or one uplink.
+    package struct Figures: Sendable, Equatable {
+        /// Seconds of the period the agent watched (the period less its absences).
+        package var observedSeconds: Double
+        /// Seconds of those without the scope (the site: no primary; an uplink: not online).
+        package var outageSeconds: Double
+        package var outages: Int
+        package var longestSeconds: Double
+        /// Mean length of the outages that ended within the period.
+        package var meanToRecoverSeconds: Double?
+
+        /// Percent of the watched time the scope was available; nil if none was watched.
+        package var availabilityPercent: Double? {
+            observedSeconds > 0 ? 100 * max(0, observedSeconds - outageSeconds) / observedSeconds : nil
+        }
+    }
+
+    /// The availability of the site and of each uplink named in the journal over
+    /// [`fromWallSeconds`, `toWallSeconds`), with the agent's absences left out of
+    /// the watched time.
+    package func availability(fromWallSeconds from: Int, toWallSeconds to: Int) -> (site: Figures, uplinks: [(InterfaceName, Figures)], absentSeconds: Double) {
+        func span(_ record: JournalRecord) -> (start: Double, end: Double) {
+            let start = Double(record.start.wallSeconds)
+            return (start, start + Double(record.durationMilliseconds) / 1000)
+        }
+        func overlap(_ record: JournalRecord) -> Double {
+            let (start, end) = span(record)
+            return max(0, min(end, Double(to)) - max(start, Double(from)))
+        }
+        let absent = records.filter { $0.kind == .absent }.reduce(0) { $0 + overlap($1) }
+        let observed = max(0, Double(to - from) - absent)
+        func figures(_ outages: [JournalRecord]) -> Figures {
+            let inside = outages.filter { overlap($0) > 0 }
+            let ended = inside.filter { span($0).end <= Double(to) }
+            let lengths = ended.map { Double($0.durationMilliseconds) / 1000 }
+            return Figures(observedSeconds: observed, outageSeconds: min(observed, inside.reduce(0) { $0 + overlap($1) }),
+                           outages: inside.count, longestSeconds: inside.map { Double($0.durationMilliseconds) / 1000 }.max() ?? 0,
+                           meanToRecoverSeconds: lengths.isEmpty ? nil : lengths.reduce(0, +) / Double(lengths.count))
+        }
+        let names = Set(records.compactMap { $0.kind == .uplink ? $0.interface : nil }
+                        + records.flatMap { [$0.primaryBefore, $0.primaryAfter].compactMap { $0 } }
+                        + records.flatMap { $0.reasons.map(\.interface) })
+        let uplinks = names.sorted().map { name in (name, figures(records.filter { $0.kind == .uplink && $0.interface == name })) }
+        return (figures(records.filter { $0.kind == .site }), uplinks, absent)
+    }
+}

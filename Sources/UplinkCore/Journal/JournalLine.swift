@@ -1,0 +1,250 @@
+/// The journal on disk: one record per line, its kind first, then `key=value` fields,
+/// so that records are appended (never rewritten) and a shell reads them with one
+/// `grep` or `awk`:
+///
+///     site start=1764668000 end=1764668031 duration_ms=30512 boot=5f0c… start_mono=81234 end_mono=111746 reasons=eth0:no-carrier,wlan0:timeout primary_before=eth0 primary_after=eth0
+///
+/// Times are wall-clock seconds; `start_mono`/`end_mono` the monotonic milliseconds of
+/// the boot `boot` (an `absent` record spans two: `start_boot` is the earlier);
+/// `start_synced=no`/`end_synced=no` mark a time taken before the wall clock was
+/// synchronised. Lists are `IFACE:VALUE` joined by commas. Unknown keys are skipped,
+/// so that an older `uplinkd history` reads a newer journal.
+package enum JournalLine {
+    package static let header = "# uplinkd outage journal, format 1 (see README, \"Outage journal\")"
+
+    package static func encode(_ record: JournalRecord) -> String {
+        var fields = [record.kind.rawValue]
+        func add(_ key: String, _ value: String?) {
+            if let value, !value.isEmpty { fields.append("\(key)=\(value)") }
+        }
+        add("interface", record.interface?.value)
+        add("start", String(record.start.wallSeconds))
+        add("end", String(record.end.wallSeconds))
+        add("duration_ms", String(record.durationMilliseconds))
+        if record.start.bootID != record.end.bootID { add("start_boot", record.start.bootID) }
+        add("boot", record.end.bootID)
+        add("start_mono", String(record.start.monotonicMilliseconds))
+        add("end_mono", String(record.end.monotonicMilliseconds))
+        if !record.start.synced { add("start_synced", "no") }
+        if !record.end.synced { add("end_synced", "no") }
+        add("reasons", record.reasons.map { "\($0.interface.value):\($0.reason.rawValue)" }.joined(separator: ","))
+        add("primary_before", record.primaryBefore?.value)
+        add("primary_after", record.primaryAfter?.value)
+        add("primary_reason", record.primaryReason?.rawValue)
+        add("detection_ms", record.detectionMilliseconds.map(String.init))
+        add("recoveries", list(record.recoverySteps))
+        add("bytes", list(record.bytes))
+        add("cause", record.cause?.rawValue)
+        add("uncertainty_s", record.uncertaintySeconds.map(String.init))
+        add("count", record.droppedCount.map(String.init))
+        return fields.joined(separator: " ")
+    }
+
+    private static func list(_ values: [InterfaceName: Int]) -> String {
+        values.keys.sorted().map { "\($0.value):\(values[$0]!)" }.joined(separator: ",")
+    }
+
+    /// The record on `line`; nil for a blank line or a comment.
+    package static func decode(_ line: Substring) throws(JournalLineError) -> JournalRecord? {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard let first = words.first, !first.hasPrefix("#") else { return nil }
+        guard let kind = JournalRecord.Kind(rawValue: String(first)) else {
+            throw JournalLineError(key: nil, "unknown record kind '\(first.prefix(32))'")
+        }
+        var fields: [Substring: Substring] = [:]
+        for word in words.dropFirst() {
+            guard let equals = word.firstIndex(of: "=") else {
+                throw JournalLineError(key: nil, "'\(word.prefix(32))' is not key=value")
+            }
+            fields[word[..<equals]] = word[word.index(after: equals)...]
+        }
+        func text(_ key: Substring) -> Substring? { fields[key] }
+        func number(_ key: Substring) throws(JournalLineError) -> Int? {
+            guard let value = fields[key] else { return nil }
+            guard let number = Int(value) else { throw JournalLineError(key: key, "'\(value.prefix(32))' is not a number") }
+            return number
+        }
+        func required(_ key: Substring) throws(JournalLineError) -> Int {
+            guard let value = try number(key) else { throw JournalLineError(key: key, "missing") }
+            return value
+        }
+        func interface(_ value: Substring, _ key: Substring) throws(JournalLineError) -> InterfaceName {
+            guard let name = InterfaceName(String(value)) else {
+                throw JournalLineError(key: key, "'\(value.prefix(32))' is not an interface name")
+            }
+            return name
+        }
+        func boot(_ key: Substring) throws(JournalLineError) -> String? {
+            guard let value = fields[key] else { return nil }
+            guard !value.isEmpty, value.count <= 64, value.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
+                throw JournalLineError(key: key, "'\(value.prefix(32))' is not a boot id")
+            }
+            return String(value)
+        }
+        func counts(_ key: Substring) throws(JournalLineError) -> [InterfaceName: Int] {
+            var result: [InterfaceName: Int] = [:]
+            for item in (fields[key] ?? "").split(separator: ",") {
+                let parts = item.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, let count = Int(parts[1]) else {
+                    throw JournalLineError(key: key, "'\(item.prefix(32))' is not IFACE:NUMBER")
+                }
+                result[try interface(parts[0], key)] = count
+            }
+            return result
+        }
+
+        guard let endBoot = try boot("boot") else { throw JournalLineError(key: "boot", "missing") }
+        let startBoot = try boot("start_boot") ?? endBoot
+        let start = JournalTime(wallSeconds: try required("start"), monotonicMilliseconds: try number("start_mono") ?? 0,
+                                bootID: startBoot, synced: text("start_synced") != "no")
+        let end = JournalTime(wallSeconds: try number("end") ?? start.wallSeconds,
+                              monotonicMilliseconds: try number("end_mono") ?? start.monotonicMilliseconds,
+                              bootID: endBoot, synced: text("end_synced") != "no")
+        var record = JournalRecord(kind: kind, start: start, end: end)
+        if let name = text("interface") { record.interface = try interface(name, "interface") }
+        if kind == .uplink && record.interface == nil { throw JournalLineError(key: "interface", "missing") }
+        for item in (text("reasons") ?? "").split(separator: ",") {
+            let parts = item.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let reason = Reason(rawValue: String(parts[1])) else {
+                throw JournalLineError(key: "reasons", "'\(item.prefix(32))' is not IFACE:REASON")
+            }
+            record.reasons.append(JournalReason(try interface(parts[0], "reasons"), reason))
+        }
+        if let name = text("primary_before") { record.primaryBefore = try interface(name, "primary_before") }
+        if let name = text("primary_after") { record.primaryAfter = try interface(name, "primary_after") }
+        if let value = text("primary_reason") {
+            guard let reason = PrimaryChangeReason(rawValue: String(value)) else {
+                throw JournalLineError(key: "primary_reason", "'\(value.prefix(32))' is not a reason")
+            }
+            record.primaryReason = reason
+        }
+        record.detectionMilliseconds = try number("detection_ms")
+        record.recoverySteps = try counts("recoveries")
+        record.bytes = try counts("bytes")
+        if let value = text("cause") {
+            guard let cause = JournalRecord.AbsenceCause(rawValue: String(value)) else {
+                throw JournalLineError(key: "cause", "'\(value.prefix(32))' is not stopped or lost")
+            }
+            record.cause = cause
+        }
+        record.uncertaintySeconds = try number("uncertainty_s")
+        record.droppedCount = try number("count")
+        return record
+    }
+}
+
+/// A journal line that cannot be read: which key (nil: the line's shape) and why.
+package struct JournalLineError: Error, Equatable, CustomStringConvertible {
+    package var key: String?
+    package var problem: String
+
+    init(key: Substring?, _ problem: String) {
+        self.key = key.map(String.init)
+        self.problem = problem
+    }
+
+    package var description: String { key.map { "\($0): \(problem)" } ?? problem }
+}
+
+extension JournalCheckpoint {
+    /// The checkpoint file, replaced whole (write, fsync, rename):
+    ///
+    ///     alive wall=1764668000 mono=81234 boot=5f0c… synced=yes stopped=no primary=eth0
+    ///     open uplink interface=wwan0 start=… at_start_recoveries=wwan0:0 at_start_bytes=wwan0:1200
+    package var text: String {
+        var lines = ["# uplinkd journal checkpoint: when the agent last ran, and the periods open then"]
+        lines.append("alive wall=\(alive.wallSeconds) mono=\(alive.monotonicMilliseconds) boot=\(alive.bootID) "
+                     + "synced=\(alive.synced ? "yes" : "no") stopped=\(stopped ? "yes" : "no")"
+                     + (primary.map { " primary=\($0.value)" } ?? ""))
+        for period in open {
+            var line = "open " + JournalLine.encode(period.record)
+            func counts(_ values: [InterfaceName: Int]) -> String {
+                values.keys.sorted().map { "\($0.value):\(values[$0]!)" }.joined(separator: ",")
+            }
+            if !period.recoveriesAtStart.isEmpty { line += " at_start_recoveries=" + counts(period.recoveriesAtStart) }
+            if !period.bytesAtStart.isEmpty { line += " at_start_bytes=" + counts(period.bytesAtStart) }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Reads a checkpoint file; the error names the line.
+    package init(text: String) throws(JournalLineError) {
+        var alive: JournalTime?
+        var stopped = false
+        var primary: InterfaceName?
+        var open: [OutageJournal.OpenPeriod] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            func failure(_ error: JournalLineError) -> JournalLineError {
+                JournalLineError(key: nil, "line \(index + 1): \(error.description)")
+            }
+            if line.hasPrefix("alive ") {
+                var fields: [Substring: Substring] = [:]
+                for word in line.split(separator: " ").dropFirst() {
+                    let parts = word.split(separator: "=", maxSplits: 1)
+                    if parts.count == 2 { fields[parts[0]] = parts[1] }
+                }
+                guard let wall = fields["wall"].flatMap({ Int($0) }), let mono = fields["mono"].flatMap({ Int($0) }),
+                      let boot = fields["boot"], !boot.isEmpty, boot.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
+                    throw failure(JournalLineError(key: nil, "alive needs wall=, mono= and boot="))
+                }
+                alive = JournalTime(wallSeconds: wall, monotonicMilliseconds: mono, bootID: String(boot),
+                                    synced: fields["synced"] != "no")
+                stopped = fields["stopped"] == "yes"
+                if let name = fields["primary"] {
+                    guard let interface = InterfaceName(String(name)) else {
+                        throw failure(JournalLineError(key: "primary", "'\(name.prefix(32))' is not an interface name"))
+                    }
+                    primary = interface
+                }
+            } else if line.hasPrefix("open ") {
+                let rest = line.dropFirst(5)
+                let record: JournalRecord?
+                do { record = try JournalLine.decode(rest) } catch { throw failure(error) }
+                guard let record, record.kind == .site || record.kind == .uplink else {
+                    throw failure(JournalLineError(key: nil, "only site and uplink periods are open"))
+                }
+                var period = OutageJournal.OpenPeriod(record: record)
+                for word in rest.split(separator: " ") {
+                    let parts = word.split(separator: "=", maxSplits: 1)
+                    guard parts.count == 2, parts[0] == "at_start_recoveries" || parts[0] == "at_start_bytes" else { continue }
+                    var counts: [InterfaceName: Int] = [:]
+                    for item in parts[1].split(separator: ",") {
+                        let pair = item.split(separator: ":", maxSplits: 1)
+                        if pair.count == 2, let name = InterfaceName(String(pair[0])), let count = Int(pair[1]) { counts[name] = count }
+                    }
+                    if parts[0] == "at_start_bytes" { period.bytesAtStart = counts } else { period.recoveriesAtStart = counts }
+                }
+                open.append(period)
+            } else if !line.isEmpty && !line.hasPrefix("#") {
+                throw failure(JournalLineError(key: nil, "expected an alive or open line"))
+            }
+        }
+        guard let alive else { throw JournalLineError(key: nil, "no alive line") }
+        self.init(alive: alive, stopped: stopped, primary: primary, open: open)
+    }
+}
+
+extension JournalLine {
+    /// The journal's lines after dropping the oldest records to a quarter below
+    /// `maximumRecords`, so that compaction (a rewrite) is rare: the kept records
+    /// follow the header and one `dropped` record that counts every record dropped so
+    /// far (earlier drop counts are added in). `lines` are the file's lines; nil: the
+    /// journal is within its bound, nothing to rewrite.
+    package static func compacted(_ lines: [Substring], maximumRecords: Int, at now: JournalTime) -> [String]? {
+        var records: [Substring] = []
+        var droppedBefore = 0
+        for line in lines where !line.isEmpty && !line.hasPrefix("#") {
+            if line.hasPrefix("dropped "), let record = try? decode(line), let count = record.droppedCount {
+                droppedBefore += count
+            } else {
+                records.append(line)
+            }
+        }
+        guard records.count > maximumRecords else { return nil }
+        let keep = max(1, maximumRecords * 3 / 4)
+        var dropped = JournalRecord(kind: .dropped, start: now, end: now)
+        dropped.droppedCount = droppedBefore + records.count - keep
+        return [header, encode(dropped)] + records.suffix(keep).map(String.init)
+    }
+}

@@ -1,0 +1,183 @@
+import CLinuxShim
+import Glibc
+import UplinkCore
+
+/// The agent's runtime side of the outage journal: it times each observation (wall,
+/// monotonic, boot id, clock synchronised), appends the records the core closes to
+/// the journal file, keeps the checkpoint beside it (when a period opens or closes,
+/// on a heartbeat, and at the stop) and compacts the file past its bound. A journal
+/// it cannot write costs a warning, never the agent. Created at the agent's start;
+/// runs on its loop.
+final class JournalKeeper {
+    private unowned let agent: Agent
+    private let settings: JournalSettings
+    private let path: String
+    private let checkpointPath: String
+    private let bootID: String
+    private var journal = OutageJournal()
+    private var heartbeat: EventLoop.TimerID?
+    /// Records in the file (counted at the start, then kept), for its bound.
+    private var recordsInFile = 0
+    private var clockWasSynced: Bool?
+    /// A failing disk is told once, and again once it works.
+    private var failing = false
+
+    /// Nil when the configuration turns the journal off (`journal-file = none`).
+    init?(agent: Agent) {
+        let settings = agent.configuration.agent.journal
+        guard let path = settings.path, let checkpointPath = settings.checkpointPath else { return nil }
+        self.agent = agent
+        self.settings = settings
+        self.path = path
+        self.checkpointPath = checkpointPath
+        bootID = JournalKeeper.readBootID()
+    }
+
+    /// At the start: the gap since the agent last ran, the periods open then carried on.
+    func start() {
+        var checkpoint: JournalCheckpoint?
+        if let text = SmallFile.read(checkpointPath, limit: 1 << 20) {
+            do {
+                checkpoint = try JournalCheckpoint(text: text)
+            } catch {
+                Log.warning("journal: ignoring the checkpoint \(checkpointPath): \(error)")
+            }
+        }
+        recordsInFile = countRecords()
+        let now = time()
+        clockWasSynced = now.synced
+        append(journal.resume(from: checkpoint, at: now, lostAfterSeconds: settings.heartbeatMilliseconds / 1000))
+        saveCheckpoint(stopped: false)
+        scheduleHeartbeat()
+    }
+
+    /// After every published change of the agent's state.
+    func observe(_ state: AgentState, events: [HookEvent]) {
+        let now = time()
+        noteClock(now)
+        let update = journal.observe(state, events: events, at: now)
+        append(update.records)
+        if update.openPeriodsChanged { saveCheckpoint(stopped: false) }
+    }
+
+    /// At the stop, after the final state: the periods still open wait in the
+    /// checkpoint, which says the agent stopped cleanly.
+    func finish() {
+        if let heartbeat { agent.loop.cancel(heartbeat) }
+        heartbeat = nil
+        saveCheckpoint(stopped: true)
+    }
+
+    // MARK: - Time
+
+    private func time() -> JournalTime {
+        JournalTime(wallSeconds: agent.loop.time.wallSeconds, monotonicMilliseconds: agent.loop.nowMilliseconds,
+                    bootID: bootID, synced: JournalKeeper.clockSynchronised())
+    }
+
+    /// The first synchronised moment after unsynchronised ones is recorded: it lets
+    /// readers correct the earlier times of this boot.
+    private func noteClock(_ now: JournalTime) {
+        defer { clockWasSynced = now.synced }
+        guard now.synced, clockWasSynced == false else { return }
+        Log.notice("journal: the wall clock is synchronised now; earlier times of this boot are corrected when read")
+        append([JournalRecord(kind: .clock, start: now, end: now)])
+    }
+
+    /// The kernel's word. The shipped unit's ProtectClock= refuses adjtimex even to
+    /// read: then systemd-timesyncd's mark (its directory exists, and the file in it
+    /// once it synchronised in this boot); without either, the clock is taken as
+    /// synchronised: the common case, where a mark that never cleared would put a `?`
+    /// on every time.
+    static func clockSynchronised() -> Bool {
+        let kernel = uplinkd_clock_synchronised()
+        if kernel >= 0 { return kernel == 1 }
+        guard SmallFile.exists("/run/systemd/timesync") else { return true }
+        return SmallFile.exists("/run/systemd/timesync/synchronized")
+    }
+
+    /// This boot's id (the kernel's random boot_id); a fixed word where it cannot be
+    /// read, which makes every duration fall back to the wall clock.
+    static func readBootID() -> String {
+        let text = SmallFile.read("/proc/sys/kernel/random/boot_id", limit: 64) ?? ""
+        let id = text.filter { $0.isHexDigit || $0 == "-" }
+        return id.isEmpty ? "0" : id
+    }
+
+    // MARK: - Files
+
+    private func scheduleHeartbeat() {
+        heartbeat = agent.loop.schedule(afterMilliseconds: settings.heartbeatMilliseconds) { [weak self] in
+            guard let self, agent.isRunning else { return }
+            noteClock(time())
+            saveCheckpoint(stopped: false)
+            scheduleHeartbeat()
+        }
+    }
+
+    private func saveCheckpoint(stopped: Bool) {
+        report("saving the checkpoint \(checkpointPath)") { () throws(SystemError) in
+            try AtomicFile.replace(checkpointPath, with: journal.checkpoint(at: time(), stopped: stopped).text)
+        }
+    }
+
+    /// Appends whole lines (O_APPEND, then fsync): a power cut loses at most the
+    /// records being written, never earlier ones.
+    private func append(_ records: [JournalRecord]) {
+        guard !records.isEmpty else { return }
+        for record in records { Log.info("journal: \(JournalLine.encode(record))") }
+        let text = (recordsInFile == 0 && !SmallFile.exists(path) ? JournalLine.header + "\n" : "")
+            + records.map { JournalLine.encode($0) + "\n" }.joined()
+        let written = report("appending to the journal \(path)") { () throws(SystemError) in
+            try AtomicFile.makeDirectory(AtomicFile.split(path).directory)
+            let file = try FileDescriptor.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o644)
+            defer { file.close() }
+            try file.writeAll(Array(text.utf8))
+            try Syscall.call("fsync \(path)") { fsync(file.rawValue) }
+        }
+        guard written else { return }
+        recordsInFile += records.count
+        if recordsInFile > settings.maximumRecords { compact() }
+    }
+
+    /// Drops the oldest records to a quarter below the bound: one rewrite per
+    /// quarter of the bound's worth of records.
+    private func compact() {
+        guard let bytes = try? SmallFile.readAll(path, limit: 64 << 20) else { return }
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        guard let kept = JournalLine.compacted(lines, maximumRecords: settings.maximumRecords, at: time()) else {
+            recordsInFile = lines.filter { !$0.hasPrefix("#") && !$0.hasPrefix("dropped ") }.count
+            return
+        }
+        let done = report("compacting the journal \(path)") { () throws(SystemError) in
+            try AtomicFile.replace(path, with: kept.joined(separator: "\n") + "\n")
+        }
+        if done {
+            recordsInFile = kept.count - 2
+            Log.notice("journal: over \(settings.maximumRecords) records; the oldest dropped, \(recordsInFile) kept")
+        }
+    }
+
+    private func countRecords() -> Int {
+        guard let bytes = try? SmallFile.readAll(path, limit: 64 << 20) else { return 0 }
+        return bytes.split(separator: UInt8(ascii: "\n")).filter {
+            guard let first = $0.first else { return false }
+            return first != UInt8(ascii: "#") && !$0.starts(with: Array("dropped ".utf8))
+        }.count
+    }
+
+    /// Runs `work`; a failure is logged once until the journal works again.
+    @discardableResult
+    private func report(_ what: String, _ work: () throws(SystemError) -> Void) -> Bool {
+        do {
+            try work()
+            if failing { Log.notice("journal: written again (\(path))") }
+            failing = false
+            return true
+        } catch {
+            if !failing { Log.warning("journal: \(what): \(error); the agent goes on without it") }
+            failing = true
+            return false
+        }
+    }
+}
