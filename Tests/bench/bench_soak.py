@@ -68,7 +68,7 @@ from bench_failover import lab_bench_header, progress  # noqa: E402
 from failoverlab import FailoverLab  # noqa: E402
 
 FULL = {"gateways": 30, "hours": 2.0, "gap": 300.0, "max_outage": 600.0}
-SMOKE = {"gateways": 2, "hours": 0.03, "gap": 15.0, "max_outage": 30.0}
+SMOKE = {"gateways": 2, "hours": 0.015, "gap": 10.0, "max_outage": 20.0}
 KINDS = (("outage", 0.2), ("carrier", 0.15), ("loss", 0.3), ("blip", 0.2), ("portal", 0.15))
 REAL = ("outage", "carrier")
 TRAFFIC = ("flows", "sequential", "idle")
@@ -232,9 +232,9 @@ def main() -> int:
     ap.add_argument("--max-outage", type=float, help="longest outage, s (600)")
     ap.add_argument("--seed", type=int, default=1, help="the schedules' seed (1)")
     ap.add_argument("--keep", help="keep the agents' files (logs, hook logs, state) under this directory")
-    args = parse_bench_args(ap, "--smoke", "two gateways for 108 s, short outages (CI)", SMOKE, FULL)
+    args = parse_bench_args(ap, "--smoke", "two gateways for 54 s, short outages (CI)", SMOKE, FULL)
     started = lab_bench_header(args, "uplinkd reliability soak (Tests/bench/bench_soak.py)",
-                               "two gateways, 108 s")
+                               "two gateways, 54 s")
     if started is None:
         return 1
     binary, header = started

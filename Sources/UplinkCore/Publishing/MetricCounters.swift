@@ -16,8 +16,32 @@ package struct MetricCounters: Sendable, Equatable {
     /// Hook events waiting to run, the one running included (a gauge: how far the
     /// hooks are behind the verdicts).
     package var hookEventsPending = 0
+    /// Outages that ended since the agent started, from the journal's records: per
+    /// uplink (periods not online) and of the site (periods without a primary), with
+    /// their milliseconds.
+    package var outages: [InterfaceName: Int] = [:]
+    package var outageMilliseconds: [InterfaceName: Int] = [:]
+    package var siteOutages = 0
+    package var siteOutageMilliseconds = 0
 
     package init() {}
+
+    /// Counts the journal records one change closed.
+    package mutating func count(_ records: [JournalRecord]) {
+        for record in records {
+            switch record.kind {
+            case .site:
+                siteOutages += 1
+                siteOutageMilliseconds += record.durationMilliseconds
+            case .uplink:
+                guard let name = record.interface else { continue }
+                outages[name, default: 0] += 1
+                outageMilliseconds[name, default: 0] += record.durationMilliseconds
+            case .failover, .absent, .clock, .dropped:
+                continue
+            }
+        }
+    }
 
     /// Counts the hook events of one change of the state.
     package mutating func count(_ events: [HookEvent]) {

@@ -34,6 +34,12 @@ package enum PrometheusText {
             Family("uplinkd_primary_changes_total",
                    "Changes of the primary uplink (to or from none included) since the agent started.", .counter,
                    [Sample([], String(counters.primaryChanges))]),
+            Family("uplinkd_site_outages_total",
+                   "Periods without a primary (the site offline) that ended since the agent started (the outage journal).",
+                   .counter, [Sample([], String(counters.siteOutages))]),
+            Family("uplinkd_site_outage_seconds_total",
+                   "Seconds of those periods.", .counter,
+                   [Sample([], decimal(counters.siteOutageMilliseconds, scale: 3))]),
         ]
     }
 
@@ -65,6 +71,12 @@ package enum PrometheusText {
             perUplink("uplinkd_probe_bytes_total",
                       "Bytes of probes sent and received through the uplink since the agent started.", .counter) {
                 String(counters.probeBytes[$0.interface] ?? 0)
+            },
+            perUplink("uplinkd_outages_total",
+                      "Periods the uplink was not online that ended since the agent started (the outage journal).",
+                      .counter) { String(counters.outages[$0.interface] ?? 0) },
+            perUplink("uplinkd_outage_seconds_total", "Seconds of those periods.", .counter) {
+                decimal(counters.outageMilliseconds[$0.interface] ?? 0, scale: 3)
             },
             Family("uplinkd_stall_alarms_total",
                    "Alarms the uplink's own traffic raised as primary (a confirming round each), by rule, since the agent started.",

@@ -271,10 +271,10 @@ package final class Agent {
         }
         let state = publishedState()
         stateWriter?.publish(state, format: configuration.agent.stateFileFormat)
+        if let closed = journal?.observe(state, events: hookEvents) { metrics.count(closed) }
         exportMetrics(state, events: hookEvents)
         service.stateChanged(state)
         routing.stateChanged(state)
-        journal?.observe(state, events: hookEvents)
         if !hookEvents.isEmpty || !actions.isEmpty { observers.changed(state, events: hookEvents) }
         scheduleWake()
         sampler.schedule()

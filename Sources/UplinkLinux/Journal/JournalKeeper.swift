@@ -51,13 +51,15 @@ final class JournalKeeper {
         scheduleHeartbeat()
     }
 
-    /// After every published change of the agent's state.
-    func observe(_ state: AgentState, events: [HookEvent]) {
+    /// After every published change of the agent's state; returns the records it
+    /// closed (the metrics count them).
+    func observe(_ state: AgentState, events: [HookEvent]) -> [JournalRecord] {
         let now = time()
         noteClock(now)
         let update = journal.observe(state, events: events, at: now)
         append(update.records)
         if update.openPeriodsChanged { saveCheckpoint(stopped: false) }
+        return update.records
     }
 
     /// At the stop, after the final state: the periods still open wait in the

@@ -22,6 +22,12 @@ package final class MetricsExporter {
 
     package init() {}
 
+    /// Counts the outage journal's records a change closed; written with the next
+    /// change's file.
+    package func count(_ records: [JournalRecord]) {
+        counters.count(records)
+    }
+
     /// Counts `events` (the hook events of this change of the state) and
     /// `probeBytes` (per uplink since start), then writes the file at `path` if
     /// anything it shows changed. Nil `path`: no export (and a file written earlier is

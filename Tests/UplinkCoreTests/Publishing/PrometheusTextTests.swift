@@ -143,6 +143,28 @@ struct PrometheusTextTests {
         #expect(text.contains("# TYPE uplinkd_probe_bytes_total counter\n"))
     }
 
+    @Test func outageCountersComeFromTheJournalsClosedRecords() {
+        let boot = "ab"
+        func at(_ milliseconds: Int) -> JournalTime {
+            JournalTime(wallSeconds: 1_700_000_000 + milliseconds / 1000, monotonicMilliseconds: milliseconds, bootID: boot, synced: true)
+        }
+        var counters = MetricCounters()
+        counters.count([JournalRecord(kind: .uplink, interface: "eth0", start: at(0), end: at(1_500)),
+                        JournalRecord(kind: .site, start: at(500), end: at(1_500))])
+        counters.count([JournalRecord(kind: .uplink, interface: "eth0", start: at(10_000), end: at(10_250)),
+                        JournalRecord(kind: .failover, start: at(10_000), end: at(10_000)),
+                        JournalRecord(kind: .absent, start: at(20_000), end: at(80_000))])
+        let text = PrometheusText.format(state(), counters: counters)
+        #expect(samples(text, "uplinkd_outages_total") == [
+            "uplinkd_outages_total{interface=\"eth0\",kind=\"ethernet\"} 2",
+            "uplinkd_outages_total{interface=\"wwan0\",kind=\"wwan\"} 0",
+        ])
+        #expect(samples(text, "uplinkd_outage_seconds_total").first
+                == "uplinkd_outage_seconds_total{interface=\"eth0\",kind=\"ethernet\"} 1.75")
+        #expect(samples(text, "uplinkd_site_outages_total") == ["uplinkd_site_outages_total 1"])
+        #expect(samples(text, "uplinkd_site_outage_seconds_total") == ["uplinkd_site_outage_seconds_total 1"])
+    }
+
     @Test func labelValuesAreEscaped() {
         #expect(PrometheusText.escapeLabelValue(#"a\b"c"#) == #"a\\b\"c"#)
         #expect(PrometheusText.escapeLabelValue("line\nnext") == #"line\nnext"#)
