@@ -58,8 +58,9 @@ CONFIG = ("`[interface X] dns = ROUTER` only (built-in probes, every other setti
 class Scene:
     """A failover lab with a captive wlan0 and the agent at its defaults in it."""
 
-    def __init__(self, binary, workdir: Path, name: str, *, client=None, mqtt=False, route_hook=True):
+    def __init__(self, binary, workdir: Path, name: str, *, client=None, mqtt=False, route_hook=True, interfaces=None):
         self.binary, self.dir, self.name = binary, workdir / name, name
+        self.interfaces = interfaces
         self.client_mode, self.mqtt, self.route_hook = client, mqtt, route_hook
         self.lab = self.run = self.client = self.broker = self.subscriber = None
 
@@ -67,7 +68,7 @@ class Scene:
         self.lab = FailoverLab(cloud=self.mqtt).build()
         try:
             self.lab.captive("wlan0")
-            config = self.lab.agent_config(sections={"agent": {"flap-penalty": "0"}})
+            config = self.lab.agent_config(interfaces=self.interfaces, sections={"agent": {"flap-penalty": "0"}})
             if self.mqtt:
                 self.broker = MqttBroker(self.lab, self.dir / "broker", cloud=True).build().start()
                 self.subscriber = Subscriber(self.broker, ["uplinkd/gw1/state"], self.dir / "sub.log")
@@ -155,13 +156,17 @@ def cut_part(binary, workdir, name, runs, args, *, client=None, mqtt=False, rout
 
 def all_dead_part(binary, workdir, runs, args):
     samples = []
-    with Scene(binary, workdir, "all-dead") as sc:
+    # --smoke: wwan0 as the primary is checked every 15 s, not its default 90 s, so
+    # that the site is without a primary sooner (the smoke's figures are not read).
+    interfaces = {"wwan0": {"primary-interval": "15s"}} if args.smoke else None
+    with Scene(binary, workdir, "all-dead", interfaces=interfaces) as sc:
         for k in range(runs):
             for iface in ("eth0", "wlan0", "wwan0"):
                 sc.lab.cut(iface)
             sample = {}
             try:
-                # wwan0 takes over first; a metered primary is checked every 90 s when idle.
+                # wwan0 takes over first; a metered primary is checked every 90 s when idle
+                # (--smoke: 15 s).
                 sc.run.wait_state(lambda s: s["primary"] == "-", max(args.detect_timeout, 120.0), "no primary")
                 before = sc.lab.counters()["wwan0"]
                 w0 = time.monotonic()

@@ -5,6 +5,8 @@ package enum RestartOnlySetting: Sendable, Equatable {
     case stateFile(kept: String)
     /// `route-table`, `rule-priority` and `route-protocol`, still these.
     case routingEntries(kept: RoutingSettings)
+    /// `journal-file`, `journal-records`, `journal-heartbeat`, still these.
+    case journal(kept: JournalSettings)
 }
 
 extension Configuration {
@@ -22,6 +24,10 @@ extension Configuration {
             agent.routing.rulePriority = routing.rulePriority
             agent.routing.protocolNumber = routing.protocolNumber
             kept.append(.routingEntries(kept: routing))
+        }
+        if agent.journal != running.agent.journal {
+            agent.journal = running.agent.journal
+            kept.append(.journal(kept: running.agent.journal))
         }
         return kept
     }

@@ -9,6 +9,9 @@ extension Log {
         case .routingEntries(let routing):
             warning("route-table, rule-priority and route-protocol changes take effect at restart; "
                     + "still table \(routing.table), rules \(routing.rulePriority) and \(routing.rulePriority + 1), protocol \(routing.protocolNumber)")
+        case .journal(let journal):
+            warning("journal-file, journal-records and journal-heartbeat changes take effect at restart; still "
+                    + "\(journal.path ?? "no journal"), \(journal.maximumRecords) records, a checkpoint every \(journal.heartbeatMilliseconds / 1000) s")
         }
     }
 

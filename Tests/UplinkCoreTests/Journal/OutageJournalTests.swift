@@ -234,6 +234,17 @@ struct OutageJournalTests {
         #expect(kept[2] == String(line(26)))
     }
 
+    @Test func theJournalKeysAreReadAtTheStartOnly() throws {
+        let running = try ConfigurationParser(fileName: "a.conf").parse("[agent]\njournal-file = /var/lib/x/journal\n")
+        var fresh = try ConfigurationParser(fileName: "b.conf").parse("[agent]\njournal-file = none\njournal-records = 200\n")
+        #expect(fresh.keepRestartOnlySettings(of: running) == [.journal(kept: running.agent.journal)])
+        #expect(fresh.agent.journal.path == "/var/lib/x/journal")
+        #expect(fresh.agent.journal.maximumRecords == 5_000)
+        #expect(fresh.agent.journal.checkpointPath == "/var/lib/x/journal.checkpoint")
+        var same = running
+        #expect(same.keepRestartOnlySettings(of: running).isEmpty)
+    }
+
     @Test func availabilityLeavesTheAgentsAbsenceOutOfTheWatchedTime() throws {
         let from = 1_764_600_000
         var site = JournalRecord(kind: .site, start: time(1000), end: time(1030))
