@@ -77,17 +77,27 @@ package struct JournalHistory: Sendable {
             let start = Double(record.start.wallSeconds)
             return (start, start + Double(record.durationMilliseconds) / 1000)
         }
-        func overlap(_ record: JournalRecord) -> Double {
+        func overlap(_ record: JournalRecord, within bounds: (start: Double, end: Double)) -> Double {
             let (start, end) = span(record)
-            return max(0, min(end, Double(to)) - max(start, Double(from)))
+            return max(0, min(end, bounds.end) - max(start, bounds.start))
         }
-        let absent = records.filter { $0.kind == .absent }.reduce(0) { $0 + overlap($1) }
+        let period = (start: Double(from), end: Double(to))
+        let absences = records.filter { $0.kind == .absent }
+        let absent = absences.reduce(0) { $0 + overlap($1, within: period) }
         let observed = max(0, Double(to - from) - absent)
+        /// The part of an outage inside the period that the agent watched: an outage
+        /// carried across a restart does not count the time the agent was away.
+        func watched(_ record: JournalRecord) -> Double {
+            let (start, end) = span(record)
+            let bounds = (start: max(start, period.start), end: min(end, period.end))
+            guard bounds.end > bounds.start else { return 0 }
+            return max(0, bounds.end - bounds.start - absences.reduce(0) { $0 + overlap($1, within: bounds) })
+        }
         func figures(_ outages: [JournalRecord]) -> Figures {
-            let inside = outages.filter { overlap($0) > 0 }
+            let inside = outages.filter { overlap($0, within: period) > 0 }
             let ended = inside.filter { span($0).end <= Double(to) }
             let lengths = ended.map { Double($0.durationMilliseconds) / 1000 }
-            return Figures(observedSeconds: observed, outageSeconds: min(observed, inside.reduce(0) { $0 + overlap($1) }),
+            return Figures(observedSeconds: observed, outageSeconds: min(observed, inside.reduce(0) { $0 + watched($1) }),
                            outages: inside.count, longestSeconds: inside.map { Double($0.durationMilliseconds) / 1000 }.max() ?? 0,
                            meanToRecoverSeconds: lengths.isEmpty ? nil : lengths.reduce(0, +) / Double(lengths.count))
         }

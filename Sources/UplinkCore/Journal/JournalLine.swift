@@ -17,7 +17,7 @@ package enum JournalLine {
         func add(_ key: String, _ value: String?) {
             if let value, !value.isEmpty { fields.append("\(key)=\(value)") }
         }
-        add("interface", record.interface?.value)
+        add("interface", record.interface.map(name))
         add("start", String(record.start.wallSeconds))
         add("end", String(record.end.wallSeconds))
         add("duration_ms", String(record.durationMilliseconds))
@@ -27,9 +27,9 @@ package enum JournalLine {
         add("end_mono", String(record.end.monotonicMilliseconds))
         if !record.start.synced { add("start_synced", "no") }
         if !record.end.synced { add("end_synced", "no") }
-        add("reasons", record.reasons.map { "\($0.interface.value):\($0.reason.rawValue)" }.joined(separator: ","))
-        add("primary_before", record.primaryBefore?.value)
-        add("primary_after", record.primaryAfter?.value)
+        add("reasons", record.reasons.map { "\(name($0.interface)):\($0.reason.rawValue)" }.joined(separator: ","))
+        add("primary_before", record.primaryBefore.map(name))
+        add("primary_after", record.primaryAfter.map(name))
         add("primary_reason", record.primaryReason?.rawValue)
         add("detection_ms", record.detectionMilliseconds.map(String.init))
         add("recoveries", list(record.recoverySteps))
@@ -40,9 +40,28 @@ package enum JournalLine {
         return fields.joined(separator: " ")
     }
 
-    private static func list(_ values: [InterfaceName: Int]) -> String {
-        values.keys.sorted().map { "\($0.value):\(values[$0]!)" }.joined(separator: ",")
+    static func list(_ values: [InterfaceName: Int]) -> String {
+        values.keys.sorted().map { "\(name($0)):\(values[$0]!)" }.joined(separator: ",")
     }
+
+    /// An interface name as a field holds it: the kernel allows `,`, `=` and `%` in
+    /// names (never `:`, `/` or white space), which would split a list or a field.
+    static func name(_ interface: InterfaceName) -> String {
+        var text = ""
+        for character in interface.value {
+            switch character {
+            case "%": text += "%25"
+            case ",": text += "%2C"
+            case "=": text += "%3D"
+            default: text.append(character)
+            }
+        }
+        return text
+    }
+
+    /// The largest number a field may hold: far past any time or count, and small
+    /// enough that milliseconds of it cannot overflow.
+    static let largestNumber = 1 << 50
 
     /// The record on `line`; nil for a blank line or a comment.
     package static func decode(_ line: Substring) throws(JournalLineError) -> JournalRecord? {
@@ -61,7 +80,9 @@ package enum JournalLine {
         func text(_ key: Substring) -> Substring? { fields[key] }
         func number(_ key: Substring) throws(JournalLineError) -> Int? {
             guard let value = fields[key] else { return nil }
-            guard let number = Int(value) else { throw JournalLineError(key: key, "'\(value.prefix(32))' is not a number") }
+            guard let number = Int(value), (0...largestNumber).contains(number) else {
+                throw JournalLineError(key: key, "'\(value.prefix(32))' is not a number from 0 to \(largestNumber)")
+            }
             return number
         }
         func required(_ key: Substring) throws(JournalLineError) -> Int {
@@ -69,7 +90,7 @@ package enum JournalLine {
             return value
         }
         func interface(_ value: Substring, _ key: Substring) throws(JournalLineError) -> InterfaceName {
-            guard let name = InterfaceName(String(value)) else {
+            guard let name = InterfaceName(FactValue.percentDecoded(String(value))) else {
                 throw JournalLineError(key: key, "'\(value.prefix(32))' is not an interface name")
             }
             return name
@@ -85,7 +106,7 @@ package enum JournalLine {
             var result: [InterfaceName: Int] = [:]
             for item in (fields[key] ?? "").split(separator: ",") {
                 let parts = item.split(separator: ":", maxSplits: 1)
-                guard parts.count == 2, let count = Int(parts[1]) else {
+                guard parts.count == 2, let count = Int(parts[1]), (0...largestNumber).contains(count) else {
                     throw JournalLineError(key: key, "'\(item.prefix(32))' is not IFACE:NUMBER")
                 }
                 result[try interface(parts[0], key)] = count
@@ -155,14 +176,11 @@ extension JournalCheckpoint {
         var lines = ["# uplinkd journal checkpoint: when the agent last ran, and the periods open then"]
         lines.append("alive wall=\(alive.wallSeconds) mono=\(alive.monotonicMilliseconds) boot=\(alive.bootID) "
                      + "synced=\(alive.synced ? "yes" : "no") stopped=\(stopped ? "yes" : "no")"
-                     + (primary.map { " primary=\($0.value)" } ?? ""))
+                     + (primary.map { " primary=\(JournalLine.name($0))" } ?? ""))
         for period in open {
             var line = "open " + JournalLine.encode(period.record)
-            func counts(_ values: [InterfaceName: Int]) -> String {
-                values.keys.sorted().map { "\($0.value):\(values[$0]!)" }.joined(separator: ",")
-            }
-            if !period.recoveriesAtStart.isEmpty { line += " at_start_recoveries=" + counts(period.recoveriesAtStart) }
-            if !period.bytesAtStart.isEmpty { line += " at_start_bytes=" + counts(period.bytesAtStart) }
+            if !period.recoveriesAtStart.isEmpty { line += " at_start_recoveries=" + JournalLine.list(period.recoveriesAtStart) }
+            if !period.bytesAtStart.isEmpty { line += " at_start_bytes=" + JournalLine.list(period.bytesAtStart) }
             lines.append(line)
         }
         return lines.joined(separator: "\n") + "\n"
@@ -184,7 +202,9 @@ extension JournalCheckpoint {
                     let parts = word.split(separator: "=", maxSplits: 1)
                     if parts.count == 2 { fields[parts[0]] = parts[1] }
                 }
-                guard let wall = fields["wall"].flatMap({ Int($0) }), let mono = fields["mono"].flatMap({ Int($0) }),
+                let range = 0...JournalLine.largestNumber
+                guard let wall = fields["wall"].flatMap({ Int($0) }), range.contains(wall),
+                      let mono = fields["mono"].flatMap({ Int($0) }), range.contains(mono),
                       let boot = fields["boot"], !boot.isEmpty, boot.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
                     throw failure(JournalLineError(key: nil, "alive needs wall=, mono= and boot="))
                 }
@@ -192,7 +212,7 @@ extension JournalCheckpoint {
                                     synced: fields["synced"] != "no")
                 stopped = fields["stopped"] == "yes"
                 if let name = fields["primary"] {
-                    guard let interface = InterfaceName(String(name)) else {
+                    guard let interface = InterfaceName(FactValue.percentDecoded(String(name))) else {
                         throw failure(JournalLineError(key: "primary", "'\(name.prefix(32))' is not an interface name"))
                     }
                     primary = interface
@@ -211,7 +231,8 @@ extension JournalCheckpoint {
                     var counts: [InterfaceName: Int] = [:]
                     for item in parts[1].split(separator: ",") {
                         let pair = item.split(separator: ":", maxSplits: 1)
-                        if pair.count == 2, let name = InterfaceName(String(pair[0])), let count = Int(pair[1]) { counts[name] = count }
+                        if pair.count == 2, let name = InterfaceName(FactValue.percentDecoded(String(pair[0]))),
+                           let count = Int(pair[1]), (0...JournalLine.largestNumber).contains(count) { counts[name] = count }
                     }
                     if parts[0] == "at_start_bytes" { period.bytesAtStart = counts } else { period.recoveriesAtStart = counts }
                 }

@@ -24,7 +24,7 @@ extension ConfigurationKeys {
         ("journal-file", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.journal.path = value == "none" ? nil : try ValueParser.absoluteFilePath(value) }),
         ("journal-records", { (value: String, c: inout Configuration) throws(ValueError) in
-            c.agent.journal.maximumRecords = try ValueParser.count(value, range: 100...1_000_000) }),
+            c.agent.journal.maximumRecords = try ValueParser.count(value, range: 100...200_000) }),
         ("journal-heartbeat", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.journal.heartbeatMilliseconds = try ValueParser.duration(value, range: 60_000...3_600_000) }),
     ])

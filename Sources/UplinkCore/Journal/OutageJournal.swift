@@ -10,6 +10,9 @@ package struct OutageJournal: Sendable {
         /// Each uplink's modem recoveries and plan count when the period began.
         var recoveriesAtStart: [InterfaceName: Int] = [:]
         var bytesAtStart: [InterfaceName: Int] = [:]
+        /// Open when the agent last stopped: if it no longer holds at the first
+        /// decided state, it ended while the agent was away.
+        var carried = false
     }
 
     /// What one observation changed: records closed (to append), and whether the set
@@ -44,14 +47,16 @@ package struct OutageJournal: Sendable {
     package mutating func resume(from checkpoint: JournalCheckpoint?, at now: JournalTime,
                                  lostAfterSeconds: Int) -> [JournalRecord] {
         guard let checkpoint else { return [] }
-        for period in checkpoint.open {
+        for var period in checkpoint.open {
+            period.carried = true
             switch period.record.kind {
             case .site: site = period
             case .uplink: if let name = period.record.interface { uplinks[name] = period }
             default: break
             }
         }
-        primary = checkpoint.primary
+        // Not `primary`: the first primary after a start is no failover, whichever
+        // uplink validates first.
         lastPrimary = checkpoint.primary ?? checkpoint.open.first { $0.record.kind == .site }?.record.primaryBefore
         carriedEnd = checkpoint.alive
         var absence = JournalRecord(kind: .absent, start: checkpoint.alive, end: now)
@@ -88,11 +93,14 @@ package struct OutageJournal: Sendable {
 
         let carriedEnd = decided ? self.carriedEnd : nil
         if decided { self.carriedEnd = nil }
+        /// When a period ends: now, or for one carried over a restart that no longer
+        /// holds at the first decided state, when the agent was last known to run.
+        func end(of period: OpenPeriod) -> JournalTime { period.carried ? carriedEnd ?? now : now }
         for uplink in state.uplinks where uplink.verdict != .unknown {
             let name = uplink.interface
             if uplink.verdict == .online {
                 if let period = uplinks.removeValue(forKey: name) {
-                    update.records.append(closed(period, at: carriedEnd ?? now, state: state))
+                    update.records.append(closed(period, at: end(of: period), state: state))
                     update.openPeriodsChanged = true
                 }
             } else if var period = uplinks[name] {
@@ -106,17 +114,19 @@ package struct OutageJournal: Sendable {
                 update.openPeriodsChanged = true
             }
         }
-        // An uplink carried over that is gone now ended while the agent was away.
-        if let carriedEnd {
+        // An uplink gone from the state (unplugged, or gone while the agent was away):
+        // its period ends, for nothing more is known of it.
+        if decided {
             for name in uplinks.keys.sorted() where !state.uplinks.contains(where: { $0.interface == name }) {
-                update.records.append(closed(uplinks.removeValue(forKey: name)!, at: carriedEnd, state: state))
+                let period = uplinks.removeValue(forKey: name)!
+                update.records.append(closed(period, at: end(of: period), state: state))
                 update.openPeriodsChanged = true
             }
         }
 
         if state.primary != nil, let period = site {
             site = nil
-            update.records.append(closed(period, at: carriedEnd ?? now, state: state))
+            update.records.append(closed(period, at: end(of: period), state: state))
             update.openPeriodsChanged = true
         } else if state.primary == nil && decided {
             if var period = site {

@@ -128,8 +128,17 @@ final class JournalKeeper {
     private func append(_ records: [JournalRecord]) {
         guard !records.isEmpty else { return }
         for record in records { Log.info("journal: \(JournalLine.encode(record))") }
-        let text = (recordsInFile == 0 && !SmallFile.exists(path) ? JournalLine.header + "\n" : "")
-            + records.map { JournalLine.encode($0) + "\n" }.joined()
+        // A line a power cut left without its end is ended first: the next record
+        // must not be glued to it.
+        let start: String
+        if !SmallFile.exists(path) {
+            start = JournalLine.header + "\n"
+        } else if let last = SmallFile.tail(path, limit: 1), !last.isEmpty, last != "\n" {
+            start = "\n"
+        } else {
+            start = ""
+        }
+        let text = start + records.map { JournalLine.encode($0) + "\n" }.joined()
         let written = report("appending to the journal \(path)") { () throws(SystemError) in
             try AtomicFile.makeDirectory(AtomicFile.split(path).directory)
             let file = try FileDescriptor.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode: 0o644)
