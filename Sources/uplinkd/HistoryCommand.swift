@@ -19,10 +19,7 @@ enum HistoryCommand {
             case "--journal": source.journalPath = try pathValue(option, try reader.value(for: option, inline: inline))
             case "--since": since = try sinceValue(try reader.value(for: option, inline: inline), now: now)
             default:
-                guard !option.hasPrefix("-"), interface == nil else { return false }
-                guard let name = InterfaceName(option) else {
-                    throw UsageError("'\(option.printableEscaped)' is not an interface name")
-                }
+                guard let name = try interfaceOperand(option, given: interface) else { return false }
                 interface = name
             }
             return true

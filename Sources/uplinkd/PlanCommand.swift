@@ -27,10 +27,7 @@ enum PlanCommand {
             case "--state": statePath = try pathValue(option, try reader.value(for: option, inline: inline))
             case "--config": configPath = try reader.value(for: option, inline: inline)
             default:
-                guard !option.hasPrefix("-"), interface == nil else { return false }
-                guard let name = InterfaceName(option) else {
-                    throw UsageError("'\(option.printableEscaped)' is not an interface name")
-                }
+                guard let name = try interfaceOperand(option, given: interface) else { return false }
                 interface = name
             }
             return true

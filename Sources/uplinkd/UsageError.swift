@@ -17,6 +17,16 @@ func pathValue(_ option: String, _ value: String) throws(UsageError) -> String {
     }
 }
 
+/// The one IFACE operand of a command (`plan`, `history`): nil when `argument` is an
+/// option or a second operand, which the command then refuses as unknown.
+func interfaceOperand(_ argument: String, given: InterfaceName?) throws(UsageError) -> InterfaceName? {
+    guard !argument.hasPrefix("-"), given == nil else { return nil }
+    guard let name = InterfaceName(argument) else {
+        throw UsageError("'\(argument.printableEscaped)' is not an interface name")
+    }
+    return name
+}
+
 private func currentDirectory() -> String {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
     guard getcwd(&buffer, buffer.count) != nil else { return "/" }

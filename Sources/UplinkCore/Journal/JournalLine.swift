@@ -12,6 +12,12 @@
 package enum JournalLine {
     package static let header = "# uplinkd outage journal, format 1 (see README, \"Outage journal\")"
 
+    /// Whether a line of the file is one of the records its bound counts: not blank,
+    /// not a comment, not a drop count.
+    package static func isRecord(_ line: Substring) -> Bool {
+        !line.isEmpty && !line.hasPrefix("#") && !line.hasPrefix("dropped ")
+    }
+
     package static func encode(_ record: JournalRecord) -> String {
         var fields = [record.kind.rawValue]
         func add(_ key: String, _ value: String?) {
@@ -256,10 +262,10 @@ extension JournalLine {
         var records: [Substring] = []
         var droppedBefore = 0
         for line in lines where !line.isEmpty && !line.hasPrefix("#") {
-            if line.hasPrefix("dropped "), let record = try? decode(line), let count = record.droppedCount {
-                droppedBefore += count
-            } else {
+            if isRecord(line) {
                 records.append(line)
+            } else if let count = (try? decode(line))?.droppedCount {
+                droppedBefore += count
             }
         }
         guard records.count > maximumRecords else { return nil }

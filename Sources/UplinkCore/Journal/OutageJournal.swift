@@ -166,8 +166,8 @@ package struct OutageJournal: Sendable {
         for (name, total) in Self.planBytes(state) {
             let before = period.bytesAtStart[name] ?? 0
             // A new billing cycle in between restarted the count.
-            let carried = total >= before ? total - before : total
-            if carried > 0 { record.bytes[name] = carried }
+            let counted = total >= before ? total - before : total
+            if counted > 0 { record.bytes[name] = counted }
         }
         return record
     }
@@ -180,7 +180,7 @@ package struct OutageJournal: Sendable {
 
     private static func planBytes(_ state: AgentState) -> [InterfaceName: Int] {
         var result: [InterfaceName: Int] = [:]
-        for uplink in state.uplinks { if let plan = uplink.plan { result[uplink.interface] = plan.received + plan.sent } }
+        for uplink in state.uplinks { if let plan = uplink.plan { result[uplink.interface] = plan.usedBytes } }
         return result
     }
 }

@@ -157,7 +157,7 @@ final class JournalKeeper {
         guard let bytes = try? SmallFile.readAll(path, limit: 64 << 20) else { return }
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
         guard let kept = JournalLine.compacted(lines, maximumRecords: settings.maximumRecords, at: time()) else {
-            recordsInFile = lines.filter { !$0.hasPrefix("#") && !$0.hasPrefix("dropped ") }.count
+            recordsInFile = lines.filter(JournalLine.isRecord).count
             return
         }
         let done = report("compacting the journal \(path)") { () throws(SystemError) in
@@ -171,10 +171,7 @@ final class JournalKeeper {
 
     private func countRecords() -> Int {
         guard let bytes = try? SmallFile.readAll(path, limit: 64 << 20) else { return 0 }
-        return bytes.split(separator: UInt8(ascii: "\n")).filter {
-            guard let first = $0.first else { return false }
-            return first != UInt8(ascii: "#") && !$0.starts(with: Array("dropped ".utf8))
-        }.count
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").filter(JournalLine.isRecord).count
     }
 
     /// Runs `work`; a failure is logged once until the journal works again.
