@@ -174,10 +174,10 @@ rm "$root/etc/uplinkd/hooks.d/90-notify"
 check "hook library installed, mode 644, not a conffile" bash -c \
     "[ \"\$(stat -c %a '$root/usr/lib/uplinkd/hook-lib.sh')\" = 644 ] &&
      ! grep -q hook-lib '$root/var/lib/dpkg/info/uplinkd.conffiles'"
-hook_out=$(in_root env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin UPLINK_EVENT=primary \
-    UPLINK_PREVIOUS_PRIMARY=eth0 UPLINK_PRIMARY=wwan0 /usr/lib/uplinkd/hooks/90-notify 2>&1 || true)
+hook_out=$(in_root env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin UPLINK_EVENT=outage UPLINK_OUTAGE_DURATION_MS=30512 \
+    UPLINK_OUTAGE_REASONS=eth0:no-carrier UPLINK_PRIMARY=wwan0 /usr/lib/uplinkd/hooks/90-notify 2>&1 || true)
 echo "90-notify: $hook_out"
-check "an installed hook finds the hook library" test "$hook_out" = "primary uplink: eth0 -> wwan0"
+check "an installed hook finds the hook library" test "$hook_out" = "site offline for 31 s (eth0:no-carrier); primary now wwan0"
 check "the shipped configuration parses" in_root /usr/bin/uplinkd links --config /etc/uplinkd/uplinkd.conf
 check "service enabled for the next boot" test -L "$root/etc/systemd/system/multi-user.target.wants/uplinkd.service"
 check "man pages uplinkd(8) and uplinkd.conf(5) installed" bash -c \

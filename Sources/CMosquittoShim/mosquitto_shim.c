@@ -28,9 +28,9 @@ static void disconnect_trampoline(struct mosquitto *mosq, void *data, int rc, co
 
 static void publish_trampoline(struct mosquitto *mosq, void *data, int mid, int reason,
                                const mosquitto_property *props) {
-    (void)mosq; (void)reason; (void)props;
+    (void)mosq; (void)props;
     struct uplinkd_mqtt_user *u = data;
-    u->on_publish(u->user, mid);
+    u->on_publish(u->user, mid, reason);
 }
 
 static void message_trampoline(struct mosquitto *mosq, void *data, const struct mosquitto_message *message,

@@ -28,34 +28,30 @@ enum AvailabilityCommand {
             return true
         }
         if let early { return early }
-        let history: JournalHistory
-        do { history = try source.read() } catch { return error.value }
         let now = Int(time(nil))
+        let history: JournalHistory
+        do { history = try source.read(now: now) } catch { return error.value }
         let result = history.availability(fromWallSeconds: now - periodSeconds, toWallSeconds: now)
         if source.json {
-            func figures(_ figures: JournalHistory.Figures) -> [(String, JSONValue)] {
-                [("availability_pct", figures.availabilityPercent.map { .fixed(Int(($0 * 1000).rounded(.down)), scale: 3) } ?? .null),
-                 ("outages", .int(figures.outages)), ("outage_seconds", .int(Int(figures.outageSeconds.rounded()))),
-                 ("longest_seconds", .int(Int(figures.longestSeconds.rounded()))),
-                 ("mean_to_recover_seconds", figures.meanToRecoverSeconds.map { .int(Int($0.rounded())) } ?? .null)]
-            }
             print(JSONValue.object([
                 ("period", .string(periodName)), ("from", .int(now - periodSeconds)), ("to", .int(now)),
                 ("agent_absent_seconds", .int(Int(result.absentSeconds.rounded()))),
-                ("site", .object(figures(result.site))),
-                ("uplinks", .array(result.uplinks.map { .object([("interface", .string($0.0.value))] + figures($0.1)) })),
+                ("site", .object(result.site.jsonMembers)),
+                ("uplinks", .array(result.uplinks.map { .object([("interface", .string($0.0.value))] + $0.1.jsonMembers) })),
             ]).serialized())
             return 0
         }
         print("the last \(periodName), \(JournalCommands.localTime(now - periodSeconds)) to \(JournalCommands.localTime(now)) (local time); "
               + "agent not running \(JournalCommands.duration(Int(result.absentSeconds * 1000)))")
-        print("scope     available  outages  longest     mean to recover")
+        print("scope     available  outages  longest     mean to recover  on metered")
         func row(_ name: String, _ figures: JournalHistory.Figures) {
             let percent = figures.availabilityPercent.map { "\(PrometheusText.decimal(Int(($0 * 1000).rounded(.down)), scale: 3)) %" } ?? "-"
             let longest = JournalCommands.duration(Int(figures.longestSeconds * 1000))
             let mean = figures.meanToRecoverSeconds.map { JournalCommands.duration(Int($0 * 1000)) } ?? "-"
+            let metered = JournalCommands.duration(Int(figures.meteredSeconds * 1000))
             let columns: [String] = [JournalCommands.padded(name, 10), JournalCommands.padded(percent, 11),
-                                     JournalCommands.padded(String(figures.outages), 9), JournalCommands.padded(longest, 12), mean]
+                                     JournalCommands.padded(String(figures.outages), 9), JournalCommands.padded(longest, 12),
+                                     JournalCommands.padded(mean, 17), metered]
             print(columns.joined())
         }
         row("site", result.site)

@@ -26,10 +26,10 @@ enum HistoryCommand {
         }
         if let early { return early }
         let history: JournalHistory
-        do { history = try source.read() } catch { return error.value }
+        do { history = try source.read(now: now) } catch { return error.value }
         let records = history.listed(interface: interface, sinceWallSeconds: since)
         if source.json {
-            for record in records { print(json(record).serialized()) }
+            for record in records { print(record.json.serialized()) }
         } else if records.isEmpty {
             print("no records" + (interface.map { " about \($0)" } ?? "") + (since == nil ? "" : " in that time"))
         } else {
@@ -63,15 +63,16 @@ enum HistoryCommand {
     /// One record for people: when (local time), what, how long, and what was seen.
     static func line(_ record: JournalRecord) -> String {
         var text = "\(JournalCommands.localTime(record.start.wallSeconds))\(record.start.synced ? "" : "?")  "
-        let what = record.kind == .uplink ? "\(record.interface?.value ?? "?")" : record.kind.rawValue
+        let what = record.kind == .uplink || record.kind == .metered ? "\(record.interface?.value ?? "?")" : record.kind.rawValue
         text += JournalCommands.padded(what, 9) + " "
         let reasons = record.reasons.map { "\($0.interface) \($0.reason.rawValue)" }.joined(separator: ", ")
+        let soFar = record.ongoing ? " so far (ongoing)" : ""
         func primaries() -> String { "primary \(record.primaryBefore?.value ?? "none") -> \(record.primaryAfter?.value ?? "none")" }
         switch record.kind {
         case .site:
-            text += "offline \(JournalCommands.duration(record.durationMilliseconds)); \(primaries()); \(reasons)"
+            text += "offline \(JournalCommands.duration(record.durationMilliseconds))\(soFar); \(primaries()); \(reasons)"
         case .uplink:
-            text += "not online \(JournalCommands.duration(record.durationMilliseconds)): \(reasons)"
+            text += "not online \(JournalCommands.duration(record.durationMilliseconds))\(soFar): \(reasons)"
         case .failover:
             text += "\(primaries()) (\(record.primaryReason?.rawValue ?? "?"))" + (reasons.isEmpty ? "" : "; \(reasons)")
             if let detection = record.detectionMilliseconds, record.primaryReason == .lost {
@@ -83,6 +84,8 @@ enum HistoryCommand {
             case .stopped?: text += " (stopped)"
             default: text += " (crash, kill or power cut: from its last sign of life; it may have run up to \(record.uncertaintySeconds ?? 0) s of it)"
             }
+        case .metered:
+            text += "carried the site \(JournalCommands.duration(record.durationMilliseconds))\(soFar) (metered)"
         case .dropped:
             text += "\(record.droppedCount ?? 0) older records dropped (journal-records)"
         case .clock:
@@ -93,29 +96,5 @@ enum HistoryCommand {
         let bytes = record.bytes.keys.sorted().map { "\($0) \(PlanCommand.size(record.bytes[$0]!))" }
         if !bytes.isEmpty { text += "; carried: " + bytes.joined(separator: ", ") }
         return text
-    }
-
-    static func json(_ record: JournalRecord) -> JSONValue {
-        var members: [(String, JSONValue)] = [("kind", .string(record.kind.rawValue))]
-        if let interface = record.interface { members.append(("interface", .string(interface.value))) }
-        members += [("start", .int(record.start.wallSeconds)), ("end", .int(record.end.wallSeconds)),
-                    ("duration_ms", .int(record.durationMilliseconds)),
-                    ("clock_synced", .bool(record.start.synced && record.end.synced)),
-                    ("reasons", .array(record.reasons.map {
-                        .object([("interface", .string($0.interface.value)), ("reason", .string($0.reason.rawValue))])
-                    })),
-                    ("primary_before", record.primaryBefore.map { .string($0.value) } ?? .null),
-                    ("primary_after", record.primaryAfter.map { .string($0.value) } ?? .null)]
-        if let reason = record.primaryReason { members.append(("primary_reason", .string(reason.rawValue))) }
-        if let detection = record.detectionMilliseconds { members.append(("detection_ms", .int(detection))) }
-        func counts(_ values: [InterfaceName: Int]) -> JSONValue {
-            .object(values.keys.sorted().map { ($0.value, .int(values[$0]!)) })
-        }
-        if !record.recoverySteps.isEmpty { members.append(("recovery_steps", counts(record.recoverySteps))) }
-        if !record.bytes.isEmpty { members.append(("bytes", counts(record.bytes))) }
-        if let cause = record.cause { members.append(("cause", .string(cause.rawValue))) }
-        if let uncertainty = record.uncertaintySeconds { members.append(("uncertainty_seconds", .int(uncertainty))) }
-        if let count = record.droppedCount { members.append(("count", .int(count))) }
-        return .object(members)
     }
 }

@@ -12,9 +12,11 @@ enum JournalCommands {
         var journalPath: String?
         var json = false
 
-        /// The journal's records; thrown: the exit status, after saying why there are none.
-        func read() throws(ExitCode) -> JournalHistory {
+        /// The journal's records, and the periods still open (as of `now`); thrown:
+        /// the exit status, after saying why there are none.
+        func read(now: Int) throws(ExitCode) -> JournalHistory {
             var path = journalPath
+            var heartbeatMilliseconds = JournalSettings().heartbeatMilliseconds
             if path == nil {
                 guard let configuration = loadConfigurationOrReport(explicitPath: configPath) else {
                     throw ExitCode(ExitStatus.configuration)
@@ -24,9 +26,12 @@ enum JournalCommands {
                     throw ExitCode(ExitStatus.unavailable)
                 }
                 path = configured
+                heartbeatMilliseconds = configuration.agent.journal.heartbeatMilliseconds
             }
             do {
-                let (history, problems) = try JournalReader.read(path!)
+                // A checkpoint younger than two heartbeats is a running agent's.
+                let (history, problems) = try JournalReader.read(path!, nowWallSeconds: now,
+                                                                 freshSeconds: 2 * heartbeatMilliseconds / 1000)
                 for problem in problems.prefix(10) { printError("skipping \(problem)") }
                 if problems.count > 10 { printError("skipping \(problems.count - 10) more unreadable lines") }
                 return history

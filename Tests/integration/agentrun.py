@@ -169,6 +169,8 @@ class HookEvent:
     def short(self) -> str:
         if self.event == "primary":
             return f"primary {self.previous_primary or '-'}->{self.primary or '-'}"
+        if self.event == "outage":
+            return f"outage over, primary {self.primary or '-'}"
         return f"verdict {self.iface} {self.previous}->{self.verdict} {self.reason}"
 
 

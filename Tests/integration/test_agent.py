@@ -279,10 +279,11 @@ def test_portal_appears_and_goes_away(fresh_lab, serve, agent):
     if st["uplinks"]["wlan0"]["portal_url"] != "-":
         fail(run, "the portal URL must be cleared once online")
 
-    # The primary event with none left names the old primary as its interface.
+    # The primary event with none left names the old primary as its interface; the
+    # site's outage (no primary while wlan0 was captive) is told once it is over.
     events = ok(run.wait_hooks, [("verdict", "wlan0", "online"), ("primary", "wlan0"),
                                  ("verdict", "wlan0", "captive"), ("primary", "wlan0"),
-                                 ("verdict", "wlan0", "online"), ("primary", "wlan0")], 10)
+                                 ("verdict", "wlan0", "online"), ("primary", "wlan0"), ("outage", "wlan0")], 10)
     expect_events(run, events, [
         "verdict wlan0 unknown->online validated",
         "primary -->wlan0",
@@ -290,6 +291,7 @@ def test_portal_appears_and_goes_away(fresh_lab, serve, agent):
         "primary wlan0->-",
         "verdict wlan0 captive->online validated",
         "primary -->wlan0",
+        "outage over, primary wlan0",
     ], "portal appearing and going away")
     if events[2].portal != PORTAL_URL or events[4].portal:
         fail(run, "UPLINK_PORTAL_URL: set for captive, empty for online")

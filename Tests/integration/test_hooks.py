@@ -198,7 +198,7 @@ def test_notify_example_logs_and_posts_the_event(tmp_path):
     server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.handle_request, daemon=True).start()
     conf = tmp_path / "notify.conf"
-    conf.write_text(f"URL=http://127.0.0.1:{server.server_address[1]}/events\n")
+    conf.write_text(f"URL=http://127.0.0.1:{server.server_address[1]}/events\nEVENTS=outage verdict\n")
     env = {"UPLINKD_NOTIFY_CONF": str(conf),
            "UPLINK_EVENT": "verdict", "UPLINK_INTERFACE": "wlan0", "UPLINK_KIND": "wifi",
            "UPLINK_VERDICT": "captive", "UPLINK_PREVIOUS": "online", "UPLINK_REASON": "redirect",
@@ -212,6 +212,27 @@ def test_notify_example_logs_and_posts_the_event(tmp_path):
     event = json.loads(received[0])
     assert event["verdict"] == "captive" and event["portal_url"] == 'http://portal.example/a"b'
     assert event["time"] == 1795000000 and event["primary"] == "eth0"
+    assert event["outage_start"] is None
+
+
+def test_notify_example_tells_of_outages_only_by_default(tmp_path):
+    """Without EVENTS= the notify example tells of outages and nothing else: one line
+    per outage with its length and reasons; a verdict or primary event is silent."""
+    conf = tmp_path / "notify.conf"
+    conf.write_text("")
+    outage = {"UPLINKD_NOTIFY_CONF": str(conf), "UPLINK_EVENT": "outage", "UPLINK_PRIMARY": "eth0",
+              "UPLINK_OUTAGE_START": "1795000000", "UPLINK_OUTAGE_END": "1795000031",
+              "UPLINK_OUTAGE_DURATION_MS": "30512", "UPLINK_OUTAGE_REASONS": "eth0:no-carrier wlan0:timeout"}
+    done = by_hand(HOOKS / "90-notify", outage)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "site offline for 31 s (eth0:no-carrier wlan0:timeout); primary now eth0\n"
+    for kind in ("verdict", "primary"):
+        quiet = by_hand(HOOKS / "90-notify", {"UPLINKD_NOTIFY_CONF": str(conf), "UPLINK_EVENT": kind,
+                                              "UPLINK_INTERFACE": "eth0", "UPLINK_PRIMARY": "eth0"})
+        assert (quiet.returncode, quiet.stdout) == (0, ""), quiet.stderr
+    # A length that is not a number is never used in arithmetic.
+    odd = by_hand(HOOKS / "90-notify", dict(outage, UPLINK_OUTAGE_DURATION_MS="x[$(id)]"))
+    assert odd.returncode == 0 and odd.stdout.startswith("site offline for 0 s"), odd.stderr
 
 
 def test_portal_login_command_method_gets_the_portal_url(tmp_path):

@@ -2,13 +2,17 @@
 defaults with the shipped route-failover hook, each run with a journal of its own
 (`run --journal`):
 
-- every uplink's carrier lost for 30 s: `uplinkd history` lists one site record
+- every uplink's carrier lost for 30 s: `uplinkd history` lists the outage as
+  ongoing while it lasts, then one site record
   whose duration matches the carriers' time down (within 1 s) and whose reasons
   name each uplink, one record for each uplink back online, and `uplinkd
   availability` counts the one site outage;
 - the agent killed (SIGKILL) in the middle of such an outage and started again:
   still one site record, from before the kill to after the return, and an
-  `absent` record (cause lost) covering the time the agent did not run.
+  `absent` record (cause lost) covering the time the agent did not run;
+- the shipped notify example at its defaults, with a backup uplink flapping and
+  then flapping (its upstream cut) through a site outage: one `outage` hook event
+  and one notification for the one site record, none for the flaps.
 
 Run as root: sudo python3 -m pytest -v Tests/integration/test_journal.py
 The binary is $UPLINKD, or <repo>/.build/debug/uplinkd.
@@ -20,6 +24,7 @@ import time
 
 import failoverlab
 from agentrun import AgentRun
+from lab import REPO_ROOT
 from pytesthelp import fail, ok
 
 SETTLE_S = 30
@@ -60,6 +65,10 @@ def test_a_cut_of_every_uplink_is_one_site_record(fresh_flab, agent):
     lb = fresh_flab
     run, cut = settled_then_cut(lb, agent)
     lost = primary_event(run, "", cut)
+    # While it lasts, history lists it from the checkpoint as ongoing.
+    going = ok(run.wait_until, lambda: [r for r in history(run) if r["kind"] == "site"], 10, "the ongoing site outage")
+    if len(going) != 1 or not going[0].get("ongoing") or going[0]["primary_after"] is not None:
+        fail(run, f"one ongoing site outage expected while every carrier is lost: {going}")
     time.sleep(max(0.0, cut + 30 - time.time()))     # the 30 s outage itself
     restored = time.time()
     carriers(lb, up=True)
@@ -137,3 +146,65 @@ def test_a_kill_in_the_middle_of_an_outage_keeps_one_record_and_shows_the_gap(fr
         fail(run, f"one absent record, cause lost, expected: {absent}")
     if not (absent[0]["start"] <= killed + 1 and absent[0]["end"] >= int(killed) + 3):
         fail(run, f"absent record {absent[0]} does not cover the kill at {killed:.0f} and the 3 s after it")
+
+
+def notify_hook() -> str:
+    """The shipped notify example as a gateway runs it (hooks get only PATH and
+    UPLINK_*: the wrapper names its library and a settings file that does not exist,
+    so EVENTS is at its default)."""
+    return (f"#!/bin/sh\nUPLINKD_HOOK_LIB='{REPO_ROOT}/hooks/lib/uplinkd-hook.sh' "
+            f"UPLINKD_NOTIFY_CONF=/nonexistent/notify.conf exec '{REPO_ROOT}/hooks/90-notify'\n")
+
+
+NOTIFIED = "hook 90-notify: site offline for "
+
+
+def test_the_notify_hook_tells_once_per_outage_under_a_flapping_uplink(fresh_flab, agent):
+    lb = fresh_flab
+    hooks = dict(lb.agent_hooks(), **{"90-notify": notify_hook()})
+    run = agent(lb, lb.agent_config(), hooks=hooks)
+    ok(failoverlab.wait_settled, run, lb, SETTLE_S)
+    role, wlan0_peer = lb.peer_of("wlan0")
+
+    # The backup wlan0 flaps while eth0 carries the site: its verdicts change, the
+    # site never goes offline, and nobody is told.
+    for _ in range(3):
+        lb.ip(role, "link", "set", wlan0_peer, "down")
+        ok(run.wait_state, lambda s: s["uplinks"]["wlan0"]["verdict"] == "down", 10, "wlan0 down")
+        lb.ip(role, "link", "set", wlan0_peer, "up")
+        ok(run.wait_state, lambda s: s["uplinks"]["wlan0"]["verdict"] == "online", 30, "wlan0 online again")
+    if NOTIFIED in run.stderr():
+        fail(run, "a flapping backup made the notify hook tell of an outage")
+
+    # A site outage during which wlan0 flaps: its upstream is cut too, so each time
+    # its carrier returns it is judged again (not online) and loses it again.
+    lb.cut("wlan0")
+    cut = time.time()
+    carriers(lb, up=False)
+    ok(run.wait_state, lambda s: s["primary"] == "-", 20, "no primary once every carrier is lost")
+    for _ in range(3):
+        lb.ip(role, "link", "set", wlan0_peer, "up")
+        ok(run.wait_state, lambda s: s["uplinks"]["wlan0"]["reason"] != "no-carrier", 30,
+           "wlan0 judged with its carrier back")
+        lb.ip(role, "link", "set", wlan0_peer, "down")
+        ok(run.wait_state, lambda s: s["uplinks"]["wlan0"]["reason"] == "no-carrier", 10, "wlan0 without carrier")
+    lb.restore("wlan0")
+    carriers(lb, up=True)
+    ok(run.wait_state, lambda s: s["primary"] != "-", 60, "a primary again")
+    sites = ok(run.wait_until, lambda: [r for r in history(run) if r["kind"] == "site"], 10, "the site record")
+    # Every decision so far has had its hooks run, the notify hook's included.
+    ok(run.wait_state, lambda s: s["hooks_done"] == s["decision"], 30, "the hooks caught up")
+    sites = [r for r in history(run) if r["kind"] == "site"]
+    outages = [e for e in run.events() if e.event == "outage"]
+    told = run.stderr().count(NOTIFIED)
+    wlan0_verdicts = [e for e in run.events() if e.event == "verdict" and e.iface == "wlan0" and e.t >= cut]
+    print(f"\n{len(sites)} site records, {len(outages)} outage events, {told} notifications; "
+          f"{len(wlan0_verdicts)} verdict events of wlan0 during the outage")
+    if len(wlan0_verdicts) < 2:
+        fail(run, f"wlan0 did not flap during the outage: {wlan0_verdicts}")
+    if not (len(sites) == len(outages) == told == 1):
+        fail(run, f"one site record, one outage event and one notification expected: {len(sites)} records "
+                  f"{sites}, {len(outages)} events, {told} notifications")
+    line = next(l for l in run.stderr().splitlines() if NOTIFIED in l)
+    if "eth0:no-carrier" not in line or "primary now " not in line:
+        fail(run, f"the notification names neither the reasons nor the primary: {line}")

@@ -9,6 +9,10 @@ TLS listener whose CA the test makes with openssl; `mosquitto_sub` observes.
 - a failover's `event` and updated `state` within 1 s of the hook event;
 - the broker away: verdicts and the state file go on; events queue (bound 3 here),
   the newest arrive in order at reconnect with the drop count;
+- the outage journal's records made while the broker is away (and the agent is
+  restarted meanwhile) arrive at a subscriber after it returns, in order, each
+  once; a later restart sends only the new record; the availability summary is
+  retained;
 - a wrong password, an untrusted certificate: a clear log line, no crash, verdicts
   unaffected; a credentials file others can read: refused at start;
 - a server that announces a 256 MB packet is cut off after a bounded amount, and
@@ -46,8 +50,9 @@ NODE = "gw1"
 BASE = f"uplinkd/{NODE}"
 SETTLE_S = 20
 BAD_PASSWORD = "Xq7-not-the-password"
-# The agent's notice for each hook event it queues (verdict and primary changes).
-HOOK_NOTICE = re.compile(r"^uplinkd: notice: (?:primary: \S+ -> \S+ \(|[^ :]+: [a-z]+ -> [a-z]+ \()", re.M)
+# The agent's notice for each hook event it queues (verdict and primary changes, the
+# end of a site outage).
+HOOK_NOTICE = re.compile(r"^uplinkd: notice: (?:primary: \S+ -> \S+ \(|[^ :]+: [a-z]+ -> [a-z]+ \(|site: offline for )", re.M)
 
 
 @pytest.fixture
@@ -299,6 +304,82 @@ def test_broker_away_events_queue_bounded_and_in_order(fresh_lab, serve, agent, 
             fail(run, f"event seq {e['seq']} {e} is not hook line {e['seq']}: {h}")
         if e["dropped"] != dropped_before + (total - before) - limit:
             fail(run, f"dropped = {e['dropped']}, expected {dropped_before + (total - before) - limit}")
+
+
+# --- the outage journal's delivery --------------------------------------------------------
+
+def journal_of(run):
+    """The journal's records as `uplinkd history --json` lists them, without the
+    periods still open (read from the checkpoint: not records yet, never sent)."""
+    done = subprocess.run([str(run.binary), "history", "--journal", str(run.journal_path), "--json"],
+                          capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        fail(run, f"uplinkd history failed ({done.returncode}): {done.stderr}")
+    # History lists by start; delivery goes by number.
+    return sorted((r for r in map(json.loads, done.stdout.splitlines()) if not r.get("ongoing")), key=lambda r: r["seq"])
+
+
+def test_journal_records_made_while_the_broker_is_away_arrive_in_order_once(fresh_lab, serve, agent, broker,
+                                                                             subscribers, tmp_path):
+    topics = [f"{BASE}/journal", f"{BASE}/summary"]
+    sub = subscribers(broker, topics, persistent=True, client_id="observer-journal")
+    sub.wait_for(lambda _: "as observer-journal" in read_log(broker.log), 5, "the observer connected")
+    config = mqtt_config(broker, tmp_path)
+    first = settle(fresh_lab, serve, agent, config)
+    ok(first.wait_stderr, r"mqtt: connected to", 10)
+    broker.stop()
+    ok(first.wait_stderr, r"mqtt: lost the connection", 10)
+
+    # Records while the broker is away: a failover, eth0's outage, the failback.
+    peer(fresh_lab, "eth0", False)
+    ok(first.wait_state, lambda s: s["primary"] == "wlan0", 10, "primary wlan0 with eth0 cut")
+    peer(fresh_lab, "eth0", True)
+    ok(first.wait_state, lambda s: uplink_is(s, "eth0", "online") and s["primary"] == "eth0", 30, "eth0 back")
+    made = ok(first.wait_until, lambda: (lambda rs: rs if len([r for r in rs if r["kind"] in ("failover", "uplink")]) >= 3
+                                         else None)(journal_of(first)), 10, "two failovers and eth0's record")
+    # The agent is restarted before the broker returns: the records wait on disk.
+    if first.stop() != 0:
+        fail(first, "the agent did not stop cleanly")
+    second = agent(fresh_lab, config, name="agent2", journal=first.journal_path)
+    ok(second.wait_state, lambda s: s["primary"] == "eth0", SETTLE_S, "the restarted agent settled at eth0")
+    records = journal_of(second)
+    if [r["kind"] for r in records[:len(made)]] != [r["kind"] for r in made] or records[-1]["kind"] != "absent":
+        fail(second, f"the journal should hold the first run's records and the restart's gap: {records}")
+    broker.start()
+    if sub.proc.poll() is not None:         # mosquitto_sub gave up: its kept session is back with the broker
+        sub = subscribers(broker, topics, "sub2", persistent=True, client_id="observer-journal")
+    wanted = [r["seq"] for r in records]
+
+    def delivered(msgs):
+        got = [json.loads(m.payload) for m in msgs if m.topic == f"{BASE}/journal"]
+        return got if wanted[-1] in [g["seq"] for g in got] else None
+    try:
+        got = sub.wait_for(delivered, 40, f"journal records up to seq {wanted[-1]}")
+    except AssertionError as exc:
+        fail(second, str(exc))
+    def brief(rs):
+        return [(r["seq"], r["kind"], r.get("interface"), r["duration_ms"]) for r in rs]
+    if brief(got) != brief(records):
+        fail(second, f"the subscriber got seqs {[g['seq'] for g in got]}, the journal holds {wanted}:\n{got}\n{records}")
+    mark = second.journal_path.with_name(second.journal_path.name + ".delivered")
+    ok(second.wait_until, lambda: mark.exists() and mark.read_text() == f"delivered {wanted[-1]}\n", 10,
+       f"the delivered mark at {wanted[-1]}")
+    summary = sub.wait_for(lambda ms: last(ms, f"{BASE}/summary"), 10, "the retained availability summary")
+    if set(json.loads(summary.payload)) != {"today", "month"}:
+        fail(second, f"summary {summary.payload}")
+
+    # A later restart sends only what is new: the gap of that restart.
+    if second.stop() != 0:
+        fail(second, "the agent did not stop cleanly")
+    third = agent(fresh_lab, config, name="agent3", journal=first.journal_path)
+    try:
+        got = sub.wait_for(lambda ms: (lambda g: g if g[-1]["seq"] > wanted[-1] else None)(
+            [json.loads(m.payload) for m in ms if m.topic == f"{BASE}/journal"]), 20, "the third run's gap")
+    except AssertionError as exc:
+        fail(third, str(exc))
+    if [g["seq"] for g in got] != wanted + [wanted[-1] + 1] or got[-1]["kind"] != "absent":
+        fail(third, f"after the third start the subscriber has seqs {[g['seq'] for g in got]}, "
+                    f"expected {wanted + [wanted[-1] + 1]} (the gap last)")
 
 
 # --- refusals ------------------------------------------------------------------------------

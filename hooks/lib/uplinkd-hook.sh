@@ -38,6 +38,7 @@
 #                     characters
 #           abs-path  starts with /
 #           ifname    as valid_ifname
+#           words     one or more words of a-z 0-9 _ - separated by spaces
 #
 #   valid_ifname NAME
 #       Whether NAME is a usable interface name: not empty, only A-Z a-z 0-9 . _ @ -
@@ -86,6 +87,11 @@ value_is() {
                 *) return 1 ;;
             esac ;;
         ifname) valid_ifname "$2" ;;
+        words)
+            case "$2" in
+                "" | *[!a-z0-9_\ -]*) return 1 ;;
+            esac
+            [ -n "$(printf '%s' "$2" | tr -d ' ')" ] ;;
         *)
             echo "value_is: unknown type '$1'" >&2
             return 2 ;;

@@ -18,8 +18,10 @@
 typedef void (*uplinkd_mqtt_connect_callback)(void *user, int reason);
 /* The connection ended: `rc` is 0 after our own disconnect, else why. */
 typedef void (*uplinkd_mqtt_disconnect_callback)(void *user, int rc);
-/* A QoS > 0 message was acknowledged (QoS 0: handed to the socket). */
-typedef void (*uplinkd_mqtt_publish_callback)(void *user, int message_id);
+/* A QoS > 0 message was acknowledged (QoS 0: handed to the socket); `reason` is
+ * the PUBACK's MQTT 5 reason code (0x80 and up: the broker refused the message; 0
+ * under 3.1.1). */
+typedef void (*uplinkd_mqtt_publish_callback)(void *user, int message_id, int reason);
 /* A message on a subscribed topic; `topic` and `payload` live for the call only. */
 typedef void (*uplinkd_mqtt_message_callback)(void *user, const char *topic, const void *payload, int length);
 

@@ -115,6 +115,17 @@ extension AgentCore {
                          primaries: .unchanged(primariesNow), givenUpAddresses: [], now: now)
     }
 
+    /// A site outage ended (the journal closed its record): told once per outage,
+    /// describing the primary that ended it.
+    package func outageEvent(_ record: JournalRecord, now: Instant) -> HookEvent {
+        let primary = selector.primary
+        var event = hookEvent(.outage, describing: primary, primary.flatMap { uplinks[$0] },
+                              otherwise: Assessment(.unknown, reason: .noSuchInterface),
+                              primaries: .unchanged(primariesNow), givenUpAddresses: [], now: now)
+        event.outage = record
+        return event
+    }
+
     /// Gives an event the next decision number, as the adapter takes it to the hooks.
     package mutating func numbered(_ event: HookEvent) -> HookEvent {
         lastDecision += 1

@@ -1,6 +1,6 @@
 /// Something hooks are told about: a verdict change of one uplink, a change of the
 /// primary uplink, a repair of the routes, a modem recovery step, a data plan's mark
-/// or new cycle, or the agent stopping. Every kind carries the same facts by the same rules (the core builds all
+/// or new cycle, a site outage that ended, or the agent stopping. Every kind carries the same facts by the same rules (the core builds all
 /// of them in one place, `AgentCore+Events.swift`); what differs by kind is only which
 /// uplink they describe, which primaries they compare, and which uplink was given up:
 ///
@@ -11,6 +11,7 @@
 /// | repair    | the primary (none: no interface)       | both the current ones      | none                           |
 /// | recover   | the uplink whose modem is recovered    | both the current ones      | none                           |
 /// | plan      | the uplink whose data plan it tells of | both the current ones      | none                           |
+/// | outage    | the primary that ended it              | both the current ones      | none                           |
 /// | stop      | the primary (none: no interface)       | none / the current ones    | the primary                    |
 ///
 /// The described uplink's portal URL (and its WISPr mark) is given only while it is
@@ -31,6 +32,9 @@ public struct HookEvent: Sendable, Equatable {
         /// A data plan crossed a mark (`plan-warn`, or 100: the cap) or began a new
         /// cycle (`UPLINK_PLAN_THRESHOLD`).
         case plan
+        /// A site outage (a time without any primary) ended: its journal record in
+        /// `UPLINK_OUTAGE_*`, one event per outage however often uplinks flapped in it.
+        case outage
     }
 
     public var kind: Kind
@@ -78,6 +82,8 @@ public struct HookEvent: Sendable, Equatable {
     package var recoveryStep: RecoveryStep?
     /// What a `plan` event tells of.
     package var planThreshold: PlanThreshold?
+    /// The journal's record of the site outage an `outage` event tells of.
+    package var outage: JournalRecord?
     /// The configuration file the agent was started with (`--config`), so a hook's
     /// `uplinkd resolve` finds the same DNS servers; nil: the default one.
     package var configurationPath: String?
@@ -134,7 +140,25 @@ public struct HookEvent: Sendable, Equatable {
             "UPLINK_RECOVERY_STEP=\(recoveryStep?.rawValue ?? "")",
             "UPLINK_PLAN_THRESHOLD=\(planThreshold.map { "\($0)" } ?? "")",
         ]
-        return verdict + primary + rest + network.environment + routing.environment + facts
+        return verdict + primary + rest + outageEnvironment + network.environment + routing.environment + facts
+    }
+
+    /// The site outage's record (empty for other events): when, how long, each
+    /// uplink's reasons over it (`eth0:no-carrier wwan0:modem-not-registered`), the
+    /// primary it took away, and its number in the journal.
+    private var outageEnvironment: [String] {
+        let record = outage
+        func text(_ number: Int?) -> String { number.map(String.init) ?? "" }
+        let reasons = record?.reasons.map { "\($0.interface):\($0.reason.rawValue)" }.joined(separator: " ") ?? ""
+        return [
+            "UPLINK_OUTAGE_START=\(text(record?.start.wallSeconds))",
+            "UPLINK_OUTAGE_END=\(text(record?.end.wallSeconds))",
+            "UPLINK_OUTAGE_DURATION_MS=\(text(record?.durationMilliseconds))",
+            "UPLINK_OUTAGE_CLOCK_SYNCED=\(record.map { $0.start.synced && $0.end.synced ? "yes" : "no" } ?? "")",
+            "UPLINK_OUTAGE_REASONS=\(reasons)",
+            "UPLINK_OUTAGE_PRIMARY_BEFORE=\(record?.primaryBefore?.value ?? "")",
+            "UPLINK_OUTAGE_SEQUENCE=\(text(record?.sequence))",
+        ]
     }
 
     /// The described uplink's facts, named as everywhere else (`StateFacts`), empty for

@@ -5,8 +5,10 @@ package struct JournalHistory: Sendable {
     /// Oldest first, as written; times corrected where a later clock record allows.
     package private(set) var records: [JournalRecord]
 
-    package init(records: [JournalRecord]) {
-        self.records = Self.corrected(records)
+    /// `records` as the journal holds them, then the periods still open
+    /// (`JournalCheckpoint.ongoing`).
+    package init(records: [JournalRecord], ongoing: [JournalRecord] = []) {
+        self.records = Self.corrected(records + ongoing)
     }
 
     /// A time taken before the wall clock was synchronised is moved by the offset
@@ -44,7 +46,7 @@ package struct JournalHistory: Sendable {
             if let since = sinceWallSeconds, record.end.wallSeconds < since { return false }
             guard let interface else { return true }
             // Another uplink's outage is not about this one, whatever the primary was.
-            if record.kind == .uplink { return record.interface == interface }
+            if record.kind == .uplink || record.kind == .metered { return record.interface == interface }
             return record.primaryBefore == interface || record.primaryAfter == interface
                 || record.reasons.contains { $0.interface == interface }
         }
@@ -60,7 +62,11 @@ package struct JournalHistory: Sendable {
         package var outageSeconds: Double
         package var outages: Int
         package var longestSeconds: Double
-        /// Mean length of the outages that ended within the period.
+        /// Seconds of the watched time the scope ran on a metered primary (the site:
+        /// any metered uplink; an uplink: itself as the metered primary).
+        package var meteredSeconds: Double = 0
+        /// Mean length of the outages that ended within the period (one still going
+        /// on counts as an outage, with its length so far, but not here).
         package var meanToRecoverSeconds: Double?
 
         /// Percent of the watched time the scope was available; nil if none was watched.
@@ -93,18 +99,24 @@ package struct JournalHistory: Sendable {
             guard bounds.end > bounds.start else { return 0 }
             return max(0, bounds.end - bounds.start - absences.reduce(0) { $0 + overlap($1, within: bounds) })
         }
-        func figures(_ outages: [JournalRecord]) -> Figures {
+        func figures(_ outages: [JournalRecord], metered: [JournalRecord]) -> Figures {
             let inside = outages.filter { overlap($0, within: period) > 0 }
-            let ended = inside.filter { span($0).end <= Double(to) }
+            let ended = inside.filter { !$0.ongoing && span($0).end <= Double(to) }
             let lengths = ended.map { Double($0.durationMilliseconds) / 1000 }
-            return Figures(observedSeconds: observed, outageSeconds: min(observed, inside.reduce(0) { $0 + watched($1) }),
-                           outages: inside.count, longestSeconds: inside.map { Double($0.durationMilliseconds) / 1000 }.max() ?? 0,
-                           meanToRecoverSeconds: lengths.isEmpty ? nil : lengths.reduce(0, +) / Double(lengths.count))
+            var result = Figures(observedSeconds: observed, outageSeconds: min(observed, inside.reduce(0) { $0 + watched($1) }),
+                                 outages: inside.count, longestSeconds: inside.map { Double($0.durationMilliseconds) / 1000 }.max() ?? 0,
+                                 meanToRecoverSeconds: lengths.isEmpty ? nil : lengths.reduce(0, +) / Double(lengths.count))
+            result.meteredSeconds = min(observed, metered.reduce(0) { $0 + watched($1) })
+            return result
         }
-        let names = Set(records.compactMap { $0.kind == .uplink ? $0.interface : nil }
+        let metered = records.filter { $0.kind == .metered }
+        let names = Set(records.compactMap { $0.kind == .uplink || $0.kind == .metered ? $0.interface : nil }
                         + records.flatMap { [$0.primaryBefore, $0.primaryAfter].compactMap { $0 } }
                         + records.flatMap { $0.reasons.map(\.interface) })
-        let uplinks = names.sorted().map { name in (name, figures(records.filter { $0.kind == .uplink && $0.interface == name })) }
-        return (figures(records.filter { $0.kind == .site }), uplinks, absent)
+        let uplinks = names.sorted().map { name in
+            (name, figures(records.filter { $0.kind == .uplink && $0.interface == name },
+                           metered: metered.filter { $0.interface == name }))
+        }
+        return (figures(records.filter { $0.kind == .site }, metered: metered), uplinks, absent)
     }
 }

@@ -2,13 +2,14 @@
 /// so that records are appended (never rewritten) and a shell reads them with one
 /// `grep` or `awk`:
 ///
-///     site start=1764668000 end=1764668031 duration_ms=30512 boot=5f0c… start_mono=81234 end_mono=111746 reasons=eth0:no-carrier,wlan0:timeout primary_before=eth0 primary_after=eth0
+///     site seq=12 start=1764668000 end=1764668031 duration_ms=30512 boot=5f0c… start_mono=81234 end_mono=111746 reasons=eth0:no-carrier,wlan0:timeout primary_before=eth0 primary_after=eth0
 ///
 /// Times are wall-clock seconds; `start_mono`/`end_mono` the monotonic milliseconds of
 /// the boot `boot` (an `absent` record spans two: `start_boot` is the earlier);
 /// `start_synced=no`/`end_synced=no` mark a time taken before the wall clock was
-/// synchronised. Lists are `IFACE:VALUE` joined by commas. Unknown keys are skipped,
-/// so that an older `uplinkd history` reads a newer journal.
+/// synchronised; `seq` numbers the records of one journal, for delivery. Lists are
+/// `IFACE:VALUE` joined by commas. Unknown keys are skipped, so that an older
+/// `uplinkd history` reads a newer journal.
 package enum JournalLine {
     package static let header = "# uplinkd outage journal, format 1 (see README, \"Outage journal\")"
 
@@ -23,6 +24,7 @@ package enum JournalLine {
         func add(_ key: String, _ value: String?) {
             if let value, !value.isEmpty { fields.append("\(key)=\(value)") }
         }
+        add("seq", record.sequence.map(String.init))
         add("interface", record.interface.map(name))
         add("start", String(record.start.wallSeconds))
         add("end", String(record.end.wallSeconds))
@@ -44,6 +46,15 @@ package enum JournalLine {
         add("uncertainty_s", record.uncertaintySeconds.map(String.init))
         add("count", record.droppedCount.map(String.init))
         return fields.joined(separator: " ")
+    }
+
+    /// The highest record number among `lines` (0: none numbered).
+    package static func lastSequence(_ lines: [Substring]) -> Int {
+        var last = 0
+        for line in lines where !line.isEmpty && !line.hasPrefix("#") {
+            if let sequence = (try? decode(line))?.sequence { last = max(last, sequence) }
+        }
+        return last
     }
 
     static func list(_ values: [InterfaceName: Int]) -> String {
@@ -128,8 +139,11 @@ package enum JournalLine {
                               monotonicMilliseconds: try number("end_mono") ?? start.monotonicMilliseconds,
                               bootID: endBoot, synced: text("end_synced") != "no")
         var record = JournalRecord(kind: kind, start: start, end: end)
+        record.sequence = try number("seq")
         if let name = text("interface") { record.interface = try interface(name, "interface") }
-        if kind == .uplink && record.interface == nil { throw JournalLineError(key: "interface", "missing") }
+        if (kind == .uplink || kind == .metered) && record.interface == nil {
+            throw JournalLineError(key: "interface", "missing")
+        }
         for item in (text("reasons") ?? "").split(separator: ",") {
             let parts = item.split(separator: ":", maxSplits: 1)
             guard parts.count == 2, let reason = Reason(rawValue: String(parts[1])) else {
@@ -227,8 +241,8 @@ extension JournalCheckpoint {
                 let rest = line.dropFirst(5)
                 let record: JournalRecord?
                 do { record = try JournalLine.decode(rest) } catch { throw failure(error) }
-                guard let record, record.kind == .site || record.kind == .uplink else {
-                    throw failure(JournalLineError(key: nil, "only site and uplink periods are open"))
+                guard let record, [.site, .uplink, .metered].contains(record.kind) else {
+                    throw failure(JournalLineError(key: nil, "only site, uplink and metered periods are open"))
                 }
                 var period = OutageJournal.OpenPeriod(record: record)
                 for word in rest.split(separator: " ") {

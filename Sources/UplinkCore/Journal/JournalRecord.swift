@@ -36,7 +36,8 @@ package struct JournalReason: Sendable, Equatable {
 
 /// One entry of the outage journal, the gateway's own record of what happened: a
 /// period without a primary (the site offline), a period an uplink was not online, a
-/// change of the primary, a period the agent itself did not run, the moment the wall
+/// change of the primary, a period a metered uplink carried the site (its primary), a
+/// period the agent itself did not run, the moment the wall
 /// clock was synchronised (so that earlier times of that boot can be corrected), or a
 /// count of records dropped to keep the journal within its bound.
 package struct JournalRecord: Sendable, Equatable {
@@ -44,6 +45,9 @@ package struct JournalRecord: Sendable, Equatable {
         case site
         case uplink
         case failover
+        /// A metered uplink (cellular, or said so) was the primary: the site's time on
+        /// it, and the bytes it carried then.
+        case metered
         case absent
         case clock
         case dropped
@@ -59,7 +63,11 @@ package struct JournalRecord: Sendable, Equatable {
     }
 
     package var kind: Kind
-    /// The uplink of an `uplink` record.
+    /// The record's number in its journal (`seq`), counted up by the agent that wrote
+    /// it: what delivery over MQTT acknowledges, and how a subscriber tells a repeat.
+    /// Nil for a record not yet appended.
+    package var sequence: Int?
+    /// The uplink of an `uplink` or `metered` record.
     package var interface: InterfaceName?
     package var start: JournalTime
     /// Equal to `start` for a failover, a clock record and a drop count.
@@ -82,6 +90,9 @@ package struct JournalRecord: Sendable, Equatable {
     package var uncertaintySeconds: Int?
     /// `dropped`: how many of the oldest records were dropped at this point.
     package var droppedCount: Int?
+    /// A period still open when the journal was read (from the checkpoint): its end
+    /// is the moment it was read, or the agent's last sign of life. Never written.
+    package var ongoing = false
 
     package init(kind: Kind, interface: InterfaceName? = nil, start: JournalTime, end: JournalTime) {
         self.kind = kind

@@ -16,6 +16,9 @@ package struct JournalSettings: Sendable, Equatable {
 
     /// The checkpoint beside the journal (`journal-file` + `.checkpoint`).
     package var checkpointPath: String? { path.map { $0 + ".checkpoint" } }
+
+    /// How far MQTT delivered the journal (`journal-file` + `.delivered`).
+    package var deliveredPath: String? { path.map { $0 + ".delivered" } }
 }
 
 extension ConfigurationKeys {

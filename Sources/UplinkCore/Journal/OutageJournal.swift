@@ -1,5 +1,6 @@
 /// Turns the agent's successive states into journal records: it keeps the periods
-/// still open (the site without a primary, each uplink not online) and closes each
+/// still open (the site without a primary, each uplink not online, a metered uplink
+/// as the primary) and closes each
 /// into a record when it ends; a change between two primaries is a failover record at
 /// once. Fed every published state with the time it was taken; it never touches the
 /// system (the adapter appends the records and keeps the checkpoint on disk).
@@ -24,6 +25,7 @@ package struct OutageJournal: Sendable {
 
     package private(set) var site: OpenPeriod?
     package private(set) var uplinks: [InterfaceName: OpenPeriod] = [:]
+    package private(set) var metered: OpenPeriod?
     private var primary: InterfaceName?
     /// The last primary there was (a site record's `primary_before`).
     private var lastPrimary: InterfaceName?
@@ -35,7 +37,7 @@ package struct OutageJournal: Sendable {
 
     /// Every open period, the site's first.
     package var openPeriods: [OpenPeriod] {
-        (site.map { [$0] } ?? []) + uplinks.keys.sorted().map { uplinks[$0]! }
+        (site.map { [$0] } ?? []) + uplinks.keys.sorted().map { uplinks[$0]! } + (metered.map { [$0] } ?? [])
     }
 
     // MARK: - Start-up
@@ -52,6 +54,7 @@ package struct OutageJournal: Sendable {
             switch period.record.kind {
             case .site: site = period
             case .uplink: if let name = period.record.interface { uplinks[name] = period }
+            case .metered: metered = period
             default: break
             }
         }
@@ -140,8 +143,26 @@ package struct OutageJournal: Sendable {
                 update.openPeriodsChanged = true
             }
         }
+        observeMetered(state, decided: decided, at: now, end: { end(of: $0) }, into: &update)
         if let current = state.primary { lastPrimary = current }
         return update
+    }
+
+    /// The site's time on a metered primary: a period per metered uplink while it is
+    /// the primary, ended when the primary changes (or there is none).
+    private mutating func observeMetered(_ state: AgentState, decided: Bool, at now: JournalTime,
+                                         end: (OpenPeriod) -> JournalTime, into update: inout Update) {
+        guard state.primary != nil || decided else { return }
+        let carrier = state.uplinks.first { $0.interface == state.primary && $0.metered }?.interface
+        if let period = metered, period.record.interface != carrier {
+            metered = nil
+            update.records.append(closed(period, at: end(period), state: state))
+            update.openPeriodsChanged = true
+        }
+        if let carrier, metered == nil {
+            metered = opened(JournalRecord(kind: .metered, interface: carrier, start: now, end: now), state: state)
+            update.openPeriodsChanged = true
+        }
     }
 
     /// Adds the uplink's reason to the period's list unless it is already its latest.
@@ -199,5 +220,35 @@ package struct JournalCheckpoint: Sendable, Equatable {
         self.stopped = stopped
         self.primary = primary
         self.open = open
+    }
+
+    /// Without the periods whose record the journal already holds: the agent died
+    /// between appending a closed period and saving the checkpoint that still had it
+    /// open, and carrying it on would record it twice. `records`: the journal's last.
+    package func withoutRecorded(_ records: [JournalRecord]) -> JournalCheckpoint {
+        var copy = self
+        copy.open = open.filter { period in
+            !records.contains { $0.kind == period.record.kind && $0.interface == period.record.interface
+                && $0.start == period.record.start }
+        }
+        return copy
+    }
+
+    /// The periods still open, as records for a reader (`ongoing`): while the agent
+    /// runs (it saved this checkpoint within `freshSeconds` and did not stop) they
+    /// last until `now`; otherwise until its last sign of life, all that is known.
+    package func ongoing(nowWallSeconds now: Int, freshSeconds: Int) -> [JournalRecord] {
+        let running = !stopped && now - alive.wallSeconds <= freshSeconds
+        var end = alive
+        if running && now > alive.wallSeconds {
+            end.monotonicMilliseconds += (now - alive.wallSeconds) * 1000
+            end.wallSeconds = now
+        }
+        return open.map { period in
+            var record = period.record
+            record.end = end
+            record.ongoing = true
+            return record
+        }
     }
 }

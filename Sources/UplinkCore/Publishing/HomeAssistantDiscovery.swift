@@ -1,5 +1,6 @@
 /// Home Assistant's MQTT discovery: per uplink a connectivity `binary_sensor` and
-/// `sensor`s, one `sensor` for the primary, all on one device named by the node id and
+/// `sensor`s, one `sensor` for the primary, two for the site's availability today and
+/// this month (when the agent keeps a journal), all on one device named by the node id and
 /// available while the availability topic says `online`.
 package struct HomeAssistantDiscovery: Sendable {
     /// One sensor of an uplink, read from its uplink topic.
@@ -131,6 +132,18 @@ package struct HomeAssistantDiscovery: Sendable {
                              valueTemplate: "{{ value_json.primary if value_json.primary else 'none' }}")
         members.append(("icon", .string("mdi:router-network")))
         return config("sensor", object: "primary", members)
+    }
+
+    /// The site's availability today and this month, read from the summary.
+    package var availabilityConfigs: [MQTTMessage] {
+        [("today", "site availability today"), ("month", "site availability this month")].map { key, name in
+            let id = "uplinkd_\(topics.node)_availability_\(key)"
+            var members = common(uniqueID: id, name: name, stateTopic: topics.summary,
+                                 valueTemplate: "{{ value_json.\(key).site.availability_pct }}")
+            members += [("unit_of_measurement", .string("%")), ("state_class", .string("measurement")),
+                        ("icon", .string("mdi:percent-circle"))]
+            return config("sensor", object: "availability_\(key)", members)
+        }
     }
 
     private func config(_ component: String, object: String, _ members: [(String, JSONValue)]) -> MQTTMessage {

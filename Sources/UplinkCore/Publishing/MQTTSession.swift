@@ -28,6 +28,9 @@ package struct MQTTSession: Sendable {
     /// How long an uplink must be gone before its retained topics are removed (an
     /// interface that comes back after a modem reset keeps its entities).
     package var vanishedAfterMilliseconds = 10 * 60_000
+    /// The agent keeps a journal: the availability summary is published (by the
+    /// adapter), and Home Assistant gets its two sensors.
+    package var announcesAvailability = false
 
     package private(set) var connected = false
     /// The MQTT version of the next connect: 5 until a broker refuses it, then 4 (3.1.1).
@@ -110,8 +113,9 @@ package struct MQTTSession: Sendable {
         // first: it is what the operator most needs, and a small message.
         var messages = [MQTTMessage(topic: topics.availability, payload: MQTTPayload.online, qos: 1, retain: true)]
         messages += drainEvents()
-        if let discovery, published[discovery.primaryConfig.topic] == nil {
-            messages += remember([discovery.primaryConfig])
+        if let discovery {
+            let configs = [discovery.primaryConfig] + (announcesAvailability ? discovery.availabilityConfigs : [])
+            messages += remember(configs.filter { published[$0.topic] == nil })
         }
         if let state {
             messages += stateMessages(state, force: true, now: now)
@@ -209,7 +213,7 @@ package struct MQTTSession: Sendable {
         rediscoveryDueMilliseconds = nil
         guard connected, let discovery else { return [] }
         lastRediscoveryMilliseconds = now
-        var messages = [discovery.primaryConfig]
+        var messages = [discovery.primaryConfig] + (announcesAvailability ? discovery.availabilityConfigs : [])
         for uplink in state?.uplinks ?? [] { messages += discovery.uplinkConfigs(uplink) }
         return remember(messages)
     }
@@ -280,6 +284,12 @@ package struct MQTTSession: Sendable {
             }
         }
         return messages
+    }
+
+    /// The availability summary, retained; nil when it says what was last sent.
+    package mutating func summary(_ payload: String) -> MQTTMessage? {
+        guard connected, published[topics.summary] != payload else { return nil }
+        return remember([MQTTMessage(topic: topics.summary, payload: payload, qos: 1, retain: true)]).first
     }
 
     private mutating func remember(_ messages: [MQTTMessage]) -> [MQTTMessage] {

@@ -72,6 +72,10 @@ package struct MQTTTopics: Sendable, Equatable {
     package var state: String { "\(base)/state" }
     /// Not retained, QoS 1: one message per hook event.
     package var event: String { "\(base)/event" }
+    /// Not retained, QoS 1: the outage journal's records, each until acknowledged.
+    package var journal: String { "\(base)/journal" }
+    /// Retained: the availability of the site and each uplink today and this month.
+    package var summary: String { "\(base)/summary" }
     /// Retained: one uplink's object.
     package func uplink(_ name: InterfaceName) -> String { "\(base)/uplink/\(TopicName.level(name.value))" }
 

@@ -37,7 +37,7 @@ package struct MetricCounters: Sendable, Equatable {
                 guard let name = record.interface else { continue }
                 outages[name, default: 0] += 1
                 outageMilliseconds[name, default: 0] += record.durationMilliseconds
-            case .failover, .absent, .clock, .dropped:
+            case .failover, .metered, .absent, .clock, .dropped:
                 continue
             }
         }

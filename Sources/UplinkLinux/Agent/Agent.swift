@@ -79,6 +79,15 @@ package final class Agent {
         observers.observe(observer)
     }
 
+    /// Called on the loop with the outage journal's records as they are appended
+    /// (numbered), from the start's gap on; only an agent that keeps a journal has any.
+    package func observeJournal(_ observer: @escaping ([JournalRecord]) -> Void) {
+        observers.observeJournal(observer)
+    }
+
+    /// The journal's file, when this agent keeps one on disk.
+    package var journalPath: String? { options.keepsJournal ? configuration.agent.journal.path : nil }
+
     /// Called on the loop at a stop, after the final state was written and the hooks
     /// ran, with that state and the stop event; the loop ends when every such
     /// observer called its completion, or after `stopObserverTimeoutMilliseconds`.
@@ -106,8 +115,10 @@ package final class Agent {
         links = source
         plans = PlanKeeper(agent: self)
         if options.keepsJournal {
-            journal = JournalKeeper(agent: self)
-            journal?.start()
+            let keeper = JournalKeeper(agent: self)
+            keeper.onRecorded = { [unowned self] records in observers.recorded(records) }
+            journal = keeper
+            keeper.start()
         }
         let hooks = options.runHooks ? "\(configuration.agent.hooksDirectory) and \(configuration.agent.vendorHooksDirectory)" : "nowhere"
         Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(hooks)")
@@ -269,9 +280,17 @@ package final class Agent {
                 modems.setBearer(equipmentID, connected: connected)
             }
         }
-        let state = publishedState()
+        var state = publishedState()
+        let closed = journal?.observe(state, events: hookEvents) ?? []
+        if !closed.isEmpty {
+            metrics.count(closed)
+            let outages = closed.filter { $0.kind == .site }.map(outageEvent)
+            if !outages.isEmpty {
+                hookEvents += outages
+                state = publishedState()
+            }
+        }
         stateWriter?.publish(state, format: configuration.agent.stateFileFormat)
-        if let closed = journal?.observe(state, events: hookEvents) { metrics.count(closed) }
         exportMetrics(state, events: hookEvents)
         service.stateChanged(state)
         routing.stateChanged(state)
@@ -279,6 +298,16 @@ package final class Agent {
         scheduleWake()
         sampler.schedule()
         plans?.schedule()
+    }
+
+    /// A site outage the journal closed, told to the hooks once (after the primary
+    /// event that ended it, so a notifying hook finds the route back).
+    private func outageEvent(_ record: JournalRecord) -> HookEvent {
+        var event = core.numbered(core.outageEvent(record, now: now()))
+        event.configurationPath = loader?.explicitPath
+        Log.event(event)
+        if options.runHooks { adapters.hooks.enqueue(event) }
+        return event
     }
 
     /// The core's state with how far the hooks caught up (all of it when hooks do not run).

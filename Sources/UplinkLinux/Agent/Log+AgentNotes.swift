@@ -29,6 +29,10 @@ extension Log {
             let total = event.uplink?.modem.map { ", recovery step \($0.recoveriesTotal) since start" } ?? ""
             warning("\(interface): \(modem)registered but the uplink is not online (\(event.verdict.rawValue), \(event.reason.rawValue)): "
                     + "recovery step \(event.recoveryStep?.rawValue ?? "-")\(total)")
+        case .outage:
+            guard let record = event.outage else { return }
+            let reasons = record.reasons.map { "\($0.interface) \($0.reason.rawValue)" }.joined(separator: ", ")
+            notice("site: offline for \(record.durationMilliseconds) ms, over (primary \(event.primary?.value ?? "none"); \(reasons.isEmpty ? "no reasons" : reasons))")
         case .plan:
             guard let plan = event.uplink?.plan else { return }
             let limit = plan.limitBytes.map { " of \($0) (\(plan.percent ?? 0) %)" } ?? ""

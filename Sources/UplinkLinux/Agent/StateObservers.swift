@@ -1,12 +1,23 @@
 import UplinkCore
 
 /// Who is told of the agent's state besides the state file (the embedding API, the
-/// MQTT bridge): observers of every change, and observers of the stop, whom the loop
+/// MQTT bridge): observers of every change, of the journal's records as they are
+/// appended, and observers of the stop, whom the loop
 /// waits for (the MQTT goodbye) at most `Agent.stopObserverTimeoutMilliseconds`.
 /// Called on the agent's loop.
 final class StateObservers {
     private var changes: [(AgentState, [HookEvent]) -> Void] = []
     private var stops: [(AgentState, HookEvent?, @escaping () -> Void) -> Void] = []
+    private var journals: [([JournalRecord]) -> Void] = []
+
+    func observeJournal(_ observer: @escaping ([JournalRecord]) -> Void) {
+        journals.append(observer)
+    }
+
+    func recorded(_ records: [JournalRecord]) {
+        guard !records.isEmpty else { return }
+        for observer in journals { observer(records) }
+    }
 
     func observe(_ observer: @escaping (AgentState, [HookEvent]) -> Void) {
         changes.append(observer)

@@ -101,6 +101,8 @@ package final class HookRunner: HookSink {
             Log.info("hook \(name): recover \(event.interface?.value ?? "-") \(event.recoveryStep?.rawValue ?? "-")")
         case .plan:
             Log.info("hook \(name): plan \(event.interface?.value ?? "-") \(event.planThreshold.map { "\($0)" } ?? "-")")
+        case .outage:
+            Log.info("hook \(name): outage of \(event.outage.map { $0.durationMilliseconds } ?? 0) ms ended (primary \(event.primary?.value ?? "none"))")
         }
         do {
             running = try ChildProcess(

@@ -11,39 +11,46 @@ import UplinkCore
 final class JournalKeeper {
     private unowned let agent: Agent
     private let settings: JournalSettings
-    private let path: String
-    private let checkpointPath: String
+    /// Nil: the journal is kept in memory only (`journal-file = none`).
+    private let path: String?
+    private let checkpointPath: String?
     private let bootID: String
     private var journal = OutageJournal()
     private var heartbeat: EventLoop.TimerID?
     /// Records in the file (counted at the start, then kept), for its bound.
     private var recordsInFile = 0
+    /// The number of the last record appended (`seq`), carried on from the file.
+    private var lastSequence = 0
     private var clockWasSynced: Bool?
     /// A failing disk is told once, and again once it works.
     private var failing = false
+    /// Told of every record numbered (closed periods, gaps, clock records, drop
+    /// counts), in number order: MQTT delivers them.
+    var onRecorded: ([JournalRecord]) -> Void = { _ in }
 
-    /// Nil when the configuration turns the journal off (`journal-file = none`).
-    init?(agent: Agent) {
+    /// `journal-file = none` keeps the journal in memory only: its records still
+    /// make outage events and metrics, but nothing survives the agent.
+    init(agent: Agent) {
         let settings = agent.configuration.agent.journal
-        guard let path = settings.path, let checkpointPath = settings.checkpointPath else { return nil }
         self.agent = agent
         self.settings = settings
-        self.path = path
-        self.checkpointPath = checkpointPath
+        path = settings.path
+        checkpointPath = settings.checkpointPath
         bootID = JournalKeeper.readBootID()
     }
 
     /// At the start: the gap since the agent last ran, the periods open then carried on.
     func start() {
         var checkpoint: JournalCheckpoint?
-        if let text = SmallFile.read(checkpointPath, limit: 1 << 20) {
+        if let checkpointPath, let text = SmallFile.read(checkpointPath, limit: 1 << 20) {
             do {
                 checkpoint = try JournalCheckpoint(text: text)
             } catch {
                 Log.warning("journal: ignoring the checkpoint \(checkpointPath): \(error)")
             }
         }
-        recordsInFile = countRecords()
+        let recent = readFile()
+        checkpoint = checkpoint?.withoutRecorded(recent)
         let now = time()
         clockWasSynced = now.synced
         append(journal.resume(from: checkpoint, at: now, lostAfterSeconds: settings.heartbeatMilliseconds / 1000))
@@ -52,14 +59,14 @@ final class JournalKeeper {
     }
 
     /// After every published change of the agent's state; returns the records it
-    /// closed (the metrics count them).
+    /// closed, numbered (the metrics count them, outage events and MQTT tell them).
     func observe(_ state: AgentState, events: [HookEvent]) -> [JournalRecord] {
         let now = time()
         noteClock(now)
         let update = journal.observe(state, events: events, at: now)
-        append(update.records)
+        let closed = append(update.records)
         if update.openPeriodsChanged { saveCheckpoint(stopped: false) }
-        return update.records
+        return closed
     }
 
     /// At the stop, after the final state: the periods still open wait in the
@@ -118,16 +125,24 @@ final class JournalKeeper {
     }
 
     private func saveCheckpoint(stopped: Bool) {
+        guard let checkpointPath else { return }
         report("saving the checkpoint \(checkpointPath)") { () throws(SystemError) in
             try AtomicFile.replace(checkpointPath, with: journal.checkpoint(at: time(), stopped: stopped).text)
         }
     }
 
-    /// Appends whole lines (O_APPEND, then fsync): a power cut loses at most the
-    /// records being written, never earlier ones.
-    private func append(_ records: [JournalRecord]) {
-        guard !records.isEmpty else { return }
-        for record in records { Log.info("journal: \(JournalLine.encode(record))") }
+    /// Numbers the records and appends them as whole lines (O_APPEND, then fsync): a
+    /// power cut loses at most the records being written, never earlier ones.
+    @discardableResult
+    private func append(_ fresh: [JournalRecord]) -> [JournalRecord] {
+        var records = fresh
+        for index in records.indices {
+            lastSequence += 1
+            records[index].sequence = lastSequence
+            Log.info("journal: \(JournalLine.encode(records[index]))")
+        }
+        if !records.isEmpty { onRecorded(records) }
+        guard !records.isEmpty, let path else { return records }
         // A line a power cut left without its end is ended first: the next record
         // must not be glued to it.
         let start: String
@@ -146,22 +161,32 @@ final class JournalKeeper {
             try file.writeAll(Array(text.utf8))
             try Syscall.call("fsync \(path)") { fsync(file.rawValue) }
         }
-        guard written else { return }
+        guard written else { return records }
         recordsInFile += records.count
-        if recordsInFile > settings.maximumRecords { compact() }
+        if recordsInFile > settings.maximumRecords { compact(path) }
+        return records
     }
 
     /// Drops the oldest records to a quarter below the bound: one rewrite per
     /// quarter of the bound's worth of records.
-    private func compact() {
+    private func compact(_ path: String) {
         guard let bytes = try? SmallFile.readAll(path, limit: 64 << 20) else { return }
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
         guard let kept = JournalLine.compacted(lines, maximumRecords: settings.maximumRecords, at: time()) else {
             recordsInFile = lines.filter(JournalLine.isRecord).count
             return
         }
+        var numbered = kept
+        // The drop count is a record too, numbered after the last (its line is
+        // written with the kept ones, in front of them).
+        if var dropped = try? JournalLine.decode(Substring(kept[1])) {
+            lastSequence += 1
+            dropped.sequence = lastSequence
+            numbered[1] = JournalLine.encode(dropped)
+            onRecorded([dropped])
+        }
         let done = report("compacting the journal \(path)") { () throws(SystemError) in
-            try AtomicFile.replace(path, with: kept.joined(separator: "\n") + "\n")
+            try AtomicFile.replace(path, with: numbered.joined(separator: "\n") + "\n")
         }
         if done {
             recordsInFile = kept.count - 2
@@ -169,9 +194,14 @@ final class JournalKeeper {
         }
     }
 
-    private func countRecords() -> Int {
-        guard let bytes = try? SmallFile.readAll(path, limit: 64 << 20) else { return 0 }
-        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").filter(JournalLine.isRecord).count
+    /// The file's records, counted for the bound, and its last number; returns its
+    /// last records (those a crash may have left the checkpoint behind).
+    private func readFile() -> [JournalRecord] {
+        guard let path, let bytes = try? SmallFile.readAll(path, limit: 64 << 20) else { return [] }
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        recordsInFile = lines.filter(JournalLine.isRecord).count
+        lastSequence = JournalLine.lastSequence(lines)
+        return lines.suffix(64).compactMap { try? JournalLine.decode($0) }
     }
 
     /// Runs `work`; a failure is logged once until the journal works again.
@@ -179,7 +209,7 @@ final class JournalKeeper {
     private func report(_ what: String, _ work: () throws(SystemError) -> Void) -> Bool {
         do {
             try work()
-            if failing { Log.notice("journal: written again (\(path))") }
+            if failing { Log.notice("journal: written again (\(path ?? "-"))") }
             failing = false
             return true
         } catch {

@@ -6,13 +6,17 @@ import UplinkCore
 package enum JournalReader {
     /// The file's records and the problems of the lines skipped; a missing file is an
     /// empty journal (an agent that never recorded anything), any other failure an error.
-    package static func read(_ path: String) throws(SystemError) -> (history: JournalHistory, problems: [String]) {
-        let bytes: [UInt8]
+    /// With `nowWallSeconds`, the periods the checkpoint beside it holds open are
+    /// added (`ongoing`), lasting until now while the agent runs (its checkpoint
+    /// younger than `freshSeconds`).
+    package static func read(_ path: String, nowWallSeconds: Int? = nil,
+                             freshSeconds: Int = 1_200) throws(SystemError) -> (history: JournalHistory, problems: [String]) {
+        var bytes: [UInt8] = []
         do {
             bytes = try SmallFile.readAll(path, limit: 64 << 20)
         } catch {
-            if error.errno == ENOENT { return (JournalHistory(records: []), []) }
-            throw error
+            // No journal yet: nothing has ended, though a period may be open.
+            guard error.errno == ENOENT else { throw error }
         }
         var records: [JournalRecord] = []
         var problems: [String] = []
@@ -24,6 +28,22 @@ package enum JournalReader {
                 problems.append("\(path):\(index + 1): \(error)")
             }
         }
-        return (JournalHistory(records: records), problems)
+        var ongoing: [JournalRecord] = []
+        if let now = nowWallSeconds, let text = SmallFile.read(path + ".checkpoint", limit: 1 << 20) {
+            do {
+                ongoing = try JournalCheckpoint(text: text).withoutRecorded(Array(records.suffix(64)))
+                    .ongoing(nowWallSeconds: now, freshSeconds: freshSeconds)
+            } catch {
+                problems.append("\(path).checkpoint: \(error) (periods still open left out)")
+            }
+        }
+        return (JournalHistory(records: records, ongoing: ongoing), problems)
+    }
+
+    /// The records as written (times not corrected), for delivery: lines that cannot
+    /// be read are skipped (`history` names them); a missing file has none.
+    package static func records(_ path: String) -> [JournalRecord] {
+        guard let bytes = try? SmallFile.readAll(path, limit: 64 << 20) else { return [] }
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { try? JournalLine.decode($0) }
     }
 }

@@ -31,6 +31,25 @@ package final class MQTTBridge {
     private let interfaceOfAddress: (IPAddress) -> String?
     /// The agent's own connection to the broker (nil in tests that use none).
     private var relay: OwnTrafficRelay?
+    /// The journal's records until the broker has them (nil: the agent keeps no
+    /// journal), and the file of the delivered mark (nil: the journal is not on disk).
+    private var delivery: JournalDelivery?
+    private var deliveredPath: String?
+    /// Journal records handed to the client, by message id.
+    private var journalMessages: [Int: Int] = [:]
+    /// The mark is saved a moment after it moved: an outage's records are
+    /// acknowledged together, and the mark is a flash write.
+    private var markTimer: EventLoop.TimerID?
+    private var markFailing = false
+    static let markDelayMilliseconds = 1_000
+    /// The journal's records of this month and the last (the summary's figures), and
+    /// the timer that publishes the summary again after local midnight.
+    private var summaryRecords: [JournalRecord] = []
+    private var midnightTimer: EventLoop.TimerID?
+    /// The summary follows new records a moment later: an outage closes several
+    /// records in a row, and one summary tells of all of them.
+    private var summaryTimer: EventLoop.TimerID?
+    static let summaryDelayMilliseconds = 2_000
 
     /// Most time the goodbye at stop may take (the agent's stop waits for it).
     package static let stopTimeoutMilliseconds = 2_000
@@ -58,6 +77,8 @@ package final class MQTTBridge {
             try bridge.connection.useRelay(port: relay.port)
             agent.sampler.countOwnTraffic { [weak relay] uplink in relay?.ownSegments(on: uplink) ?? (0, 0) }
         }
+        if agent.options.keepsJournal { bridge.startDelivery(journalPath: agent.journalPath) }
+        agent.observeJournal { [weak bridge] records in bridge?.recorded(records) }
         agent.observe { [weak bridge] state, events in bridge?.changed(state, events: events) }
         agent.onStop { [weak bridge] final, event, done in
             guard let bridge else { return done() }
@@ -111,7 +132,8 @@ package final class MQTTBridge {
             connected: { [weak self] code in self?.connackReceived(code) },
             disconnected: { [weak self] error, detail in self?.connectionEnded(error, detail: detail) },
             message: { [weak self] topic, payload in self?.received(topic, payload) },
-            packet: { [weak self] in self?.relay?.packetDelivered() })
+            packet: { [weak self] in self?.relay?.packetDelivered() },
+            acknowledged: { [weak self] id, reason in self?.acknowledged(id, reason: reason) })
         connection.setEvents(events)
         Log.notice("mqtt: publishing to \(broker) as \(session.topics.base)\(settings.homeAssistant ? ", Home Assistant discovery under \(settings.discoveryPrefix)" : "")")
     }
@@ -157,6 +179,8 @@ package final class MQTTBridge {
         let through = relay != nil ? relay?.outboundInterface
             : connection.localAddress.flatMap(interfaceOfAddress).flatMap(InterfaceName.init)
         send(session.connected(through: through, keepAliveSeconds: attemptKeepAliveSeconds, now: loop.nowMilliseconds))
+        sendJournal()
+        sendSummary()
         for topic in session.subscriptions {
             do { try connection.subscribe(topic) } catch { Log.warning("mqtt: \(error)") }
         }
@@ -290,8 +314,13 @@ package final class MQTTBridge {
         heartbeatTimer = nil
         if let rediscoveryTimer { loop.cancel(rediscoveryTimer) }
         rediscoveryTimer = nil
+        if let midnightTimer { loop.cancel(midnightTimer) }
+        midnightTimer = nil
+        if let summaryTimer { loop.cancel(summaryTimer) }
+        summaryTimer = nil
         let messages = session.stopping(final, event: event, now: loop.nowMilliseconds)
         guard session.connected, !messages.isEmpty else {
+            saveMark()
             connection.close()
             return done()
         }
@@ -306,11 +335,137 @@ package final class MQTTBridge {
     }
 
     private func finishStop() {
+        saveMark()
         connection.close()
         relay?.finish()
         let done = stopDone
         stopDone = nil
         done?()
+    }
+
+    // MARK: the journal
+
+    /// The records the journal holds above the delivered mark wait from the start;
+    /// the mark is `JOURNAL.delivered`.
+    private func startDelivery(journalPath: String?) {
+        session.announcesAvailability = true
+        guard let journalPath else {
+            delivery = JournalDelivery(journal: [], deliveredThrough: 0)
+            return
+        }
+        let markPath = journalPath + ".delivered"
+        deliveredPath = markPath
+        let mark = SmallFile.read(markPath, limit: 256).flatMap(JournalDelivery.mark(fromText:)) ?? 0
+        let records = JournalReader.records(journalPath)
+        keepForSummary(records)
+        let fresh = JournalDelivery(journal: records, deliveredThrough: mark)
+        delivery = fresh
+        if fresh.waitingCount > 0 {
+            Log.info("mqtt: \(fresh.waitingCount) journal records wait for the broker (delivered through \(fresh.deliveredThrough))")
+        }
+    }
+
+    private func recorded(_ records: [JournalRecord]) {
+        guard delivery != nil else { return }
+        delivery?.add(records)
+        keepForSummary(records)
+        guard !stopping else { return }
+        sendJournal()
+        guard summaryTimer == nil else { return }
+        summaryTimer = loop.schedule(afterMilliseconds: MQTTBridge.summaryDelayMilliseconds) { [weak self] in
+            self?.summaryTimer = nil
+            self?.sendSummary()
+        }
+    }
+
+    /// Publishes the availability summary when it changed (connected, with a journal).
+    private func sendSummary() {
+        guard session.connected, delivery != nil else { return }
+        let now = Int(loop.time.wallSeconds)
+        let starts = MQTTBridge.localStarts(of: now)
+        let payload = AvailabilitySummary.payload(JournalHistory(records: summaryRecords), nowWallSeconds: now,
+                                                  dayStartWallSeconds: starts.day, monthStartWallSeconds: starts.month)
+        if let message = session.summary(payload) { send([message]) }
+        if midnightTimer == nil {
+            let delay = max(1, starts.nextDay - now + 1) * 1_000
+            midnightTimer = loop.schedule(afterMilliseconds: delay) { [weak self] in
+                self?.midnightTimer = nil
+                self?.sendSummary()
+            }
+        }
+    }
+
+    /// Records that may count this month (ended within the last 32 days).
+    private func keepForSummary(_ records: [JournalRecord]) {
+        let oldest = Int(loop.time.wallSeconds) - 32 * 86_400
+        summaryRecords = (summaryRecords + records).filter { $0.end.wallSeconds >= oldest || !$0.end.synced }
+    }
+
+    /// Local midnight today, the first of this month and tomorrow, in wall seconds.
+    static func localStarts(of now: Int) -> (day: Int, month: Int, nextDay: Int) {
+        var seconds = time_t(now)
+        var fields = tm()
+        localtime_r(&seconds, &fields)
+        fields.tm_hour = 0
+        fields.tm_min = 0
+        fields.tm_sec = 0
+        fields.tm_isdst = -1
+        var day = fields
+        let dayStart = Int(mktime(&day))
+        var next = fields
+        next.tm_mday += 1
+        next.tm_isdst = -1
+        let nextDay = Int(mktime(&next))
+        var month = fields
+        month.tm_mday = 1
+        month.tm_isdst = -1
+        return (dayStart, Int(mktime(&month)), nextDay)
+    }
+
+    /// Hands the waiting records to the client, oldest first, while connected.
+    private func sendJournal() {
+        guard session.connected, var pending = delivery else { return }
+        for record in pending.take() {
+            guard let sequence = record.sequence else { continue }
+            do {
+                let id = try connection.publish(JournalDelivery.message(record, topics: session.topics))
+                journalMessages[id] = sequence
+            } catch {
+                pending.release(sequence)
+                Log.warning("mqtt: journal record \(sequence): \(error); sent after the next connect")
+            }
+        }
+        delivery = pending
+    }
+
+    private func acknowledged(_ id: Int, reason: Int) {
+        guard let sequence = journalMessages.removeValue(forKey: id) else { return }
+        guard reason < 0x80 else {
+            Log.warning("mqtt: the broker refused journal record \(sequence) (reason code \(reason)); sent again after the next connect")
+            delivery?.release(sequence)
+            return
+        }
+        guard delivery?.acknowledged(sequence) == true, markTimer == nil else { return }
+        markTimer = loop.schedule(afterMilliseconds: MQTTBridge.markDelayMilliseconds) { [weak self] in
+            self?.markTimer = nil
+            self?.saveMark()
+        }
+    }
+
+    private func saveMark() {
+        if let markTimer { loop.cancel(markTimer) }
+        markTimer = nil
+        guard let deliveredPath, let delivery else { return }
+        if SmallFile.read(deliveredPath, limit: 256).flatMap(JournalDelivery.mark(fromText:)) == delivery.deliveredThrough {
+            return
+        }
+        do {
+            try AtomicFile.replace(deliveredPath, with: JournalDelivery.markText(delivery.deliveredThrough))
+            markFailing = false
+        } catch {
+            if !markFailing { Log.warning("mqtt: saving the journal's delivered mark \(deliveredPath): \(error); records may be sent again after a restart") }
+            markFailing = true
+        }
     }
 
     // MARK: helpers

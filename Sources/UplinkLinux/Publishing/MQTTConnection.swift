@@ -23,6 +23,9 @@ final class MQTTConnection {
         var message: (_ topic: String, _ payload: String) -> Void
         /// A whole packet came from the broker (a CONNACK, PUBACK or PUBLISH).
         var packet: () -> Void = {}
+        /// The broker answered a QoS 1 message (`publish`'s id) with its PUBACK:
+        /// reason 0x80 and up refuses it (MQTT 5).
+        var acknowledged: (_ messageID: Int, _ reason: Int) -> Void = { _, _ in }
     }
 
     private let loop: EventLoop
@@ -110,15 +113,20 @@ final class MQTTConnection {
         afterLoopCall(rc)
     }
 
-    /// Queues one message and tries to write it at once.
-    func publish(_ message: MQTTMessage) throws(MQTTError) {
+    /// Queues one message and tries to write it at once; returns its message id
+    /// (what `Events.acknowledged` names). libmosquitto keeps a QoS 1 message until
+    /// its PUBACK, across reconnects of this handle.
+    @discardableResult
+    func publish(_ message: MQTTMessage) throws(MQTTError) -> Int {
         guard let handle else { throw MQTTError(MosquittoCode.noConnection.rawValue32, "publishing \(message.topic)") }
         let length = Int32(message.payload.utf8.count)
+        var messageID: Int32 = 0
         let rc = message.payload.withCString { payload in
-            uplinkd_mqtt_publish(handle, nil, message.topic, payload, length, Int32(message.qos), message.retain)
+            uplinkd_mqtt_publish(handle, &messageID, message.topic, payload, length, Int32(message.qos), message.retain)
         }
         guard rc == 0 else { throw MQTTError(rc, "publishing \(message.topic)") }
         syncWatch()
+        return Int(messageID)
     }
 
     func subscribe(_ topic: String) throws(MQTTError) {
@@ -265,8 +273,9 @@ final class MQTTConnection {
         connection.events.disconnected(error, connection.lastErrorLine)
     }
 
-    private static let onPublish: uplinkd_mqtt_publish_callback = { user, _ in
+    private static let onPublish: uplinkd_mqtt_publish_callback = { user, messageID, reason in
         connection(user)?.events.packet()
+        connection(user)?.events.acknowledged(Int(messageID), Int(reason))
     }
 
     private static let onMessage: uplinkd_mqtt_message_callback = { user, topic, payload, length in

@@ -334,4 +334,77 @@ struct OutageJournalTests {
         #expect(history.listed(interface: "eth0", sinceWallSeconds: nil) == [site, eth0a, eth0b, eth0c])
         #expect(history.listed(interface: nil, sinceWallSeconds: from + 2000).map(\.kind) == [.uplink, .uplink, .absent])
     }
+
+    @Test func anOutageStillGoingOnIsReadFromTheCheckpointUntilNowOrTheLastSignOfLife() throws {
+        var journal = OutageJournal()
+        _ = journal.observe(state("eth0", [online.eth0]), events: [], at: time(1))
+        _ = journal.observe(state(nil, [uplink("eth0", .down, .noCarrier)]),
+                            events: [primaryEvent(nil, from: "eth0", .lost)], at: time(100))
+        // The checkpoint as a reader finds it on disk, saved at 160 s.
+        let saved = try JournalCheckpoint(text: journal.checkpoint(at: time(160), stopped: false).text)
+        let now = time(400).wallSeconds
+        // The agent runs (a checkpoint younger than two heartbeats): until now.
+        let running = saved.ongoing(nowWallSeconds: now, freshSeconds: 1_200)
+        #expect(running.map(\.kind) == [.site, .uplink])
+        #expect(running.allSatisfy { $0.ongoing && $0.durationMilliseconds == 300_000 && $0.end.wallSeconds == now })
+        #expect(running[0].reasons == [JournalReason("eth0", .noCarrier)])
+        // Its checkpoint is stale: all that is known is its last sign of life.
+        let stale = saved.ongoing(nowWallSeconds: now, freshSeconds: 60)
+        #expect(stale.allSatisfy { $0.durationMilliseconds == 60_000 })
+        // Availability counts it as an outage, not as one recovered from.
+        let figures = JournalHistory(records: [], ongoing: running)
+            .availability(fromWallSeconds: time(0).wallSeconds, toWallSeconds: now).site
+        #expect(figures.outages == 1 && figures.outageSeconds == 300 && figures.meanToRecoverSeconds == nil)
+        #expect(running[0].json.serialized().contains(#""ongoing":true"#))
+        #expect(!JournalLine.encode(running[0]).contains("ongoing"))
+    }
+
+    @Test func theSiteTimeOnAMeteredPrimaryIsAPeriodOfItsOwnAndAvailabilitySumsIt() throws {
+        var journal = OutageJournal()
+        var wwan0 = UplinkStatus(interface: "wwan0", kind: .wwan, verdict: .online, reason: .validated, sinceWallSeconds: 0)
+        wwan0.metered = true
+        _ = journal.observe(state("eth0", [online.eth0, wwan0]), events: [], at: time(1))
+        #expect(journal.metered == nil)
+        let over = journal.observe(state("wwan0", [uplink("eth0", .down, .noCarrier), wwan0]),
+                                   events: [primaryEvent("wwan0", from: "eth0", .lost)], at: time(100))
+        #expect(over.records.map(\.kind) == [.failover])
+        #expect(journal.metered?.record.interface == "wwan0" && over.openPeriodsChanged)
+        // Carried over a restart like the other periods.
+        let saved = try JournalCheckpoint(text: journal.checkpoint(at: time(200), stopped: true).text)
+        var again = OutageJournal()
+        _ = again.resume(from: saved, at: time(205), lostAfterSeconds: 600)
+        _ = again.observe(state("wwan0", [uplink("eth0", .down, .noCarrier), wwan0]), events: [], at: time(210))
+        let back = again.observe(state("eth0", [online.eth0, wwan0]),
+                                 events: [primaryEvent("eth0", from: "wwan0", .recovered)], at: time(400))
+        let metered = try #require(back.records.first { $0.kind == .metered })
+        #expect(metered.interface == "wwan0" && metered.durationMilliseconds == 300_000)
+        #expect(try JournalLine.decode(Substring(JournalLine.encode(metered))) == metered)
+        let history = JournalHistory(records: back.records + [JournalRecord(kind: .absent, start: time(200), end: time(205))])
+        let figures = history.availability(fromWallSeconds: time(0).wallSeconds, toWallSeconds: time(1000).wallSeconds)
+        // 300 s on wwan0, less the 5 s the agent was away.
+        #expect(figures.site.meteredSeconds == 295)
+        #expect(figures.uplinks.first { $0.0 == "wwan0" }?.1.meteredSeconds == 295)
+        #expect(figures.uplinks.first { $0.0 == "eth0" }?.1.meteredSeconds == 0)
+        #expect(history.listed(interface: "wwan0", sinceWallSeconds: nil).contains(metered))
+    }
+
+    @Test func aPeriodAlreadyInTheJournalIsNotCarriedOnAgain() throws {
+        var journal = OutageJournal()
+        _ = journal.observe(state("eth0", [online.eth0]), events: [], at: time(1))
+        _ = journal.observe(state(nil, [uplink("eth0", .down, .noCarrier)]),
+                            events: [primaryEvent(nil, from: "eth0", .lost)], at: time(100))
+        // The checkpoint saved with the outage open; then the outage ended and its
+        // records were appended, and the agent died before the next checkpoint.
+        let stale = journal.checkpoint(at: time(110), stopped: false)
+        let ended = journal.observe(state("eth0", [online.eth0]), events: [primaryEvent("eth0", from: nil, .start)],
+                                    at: time(120)).records
+        #expect(ended.map(\.kind) == [.uplink, .site])
+        #expect(stale.withoutRecorded(ended).open.isEmpty)
+        #expect(stale.withoutRecorded([]).open.count == 2)
+        var again = OutageJournal()
+        let gap = again.resume(from: stale.withoutRecorded(ended), at: time(130), lostAfterSeconds: 600)
+        #expect(gap.map(\.kind) == [.absent])
+        let next = again.observe(state("eth0", [online.eth0]), events: [], at: time(131))
+        #expect(next.records.isEmpty)
+    }
 }
