@@ -230,9 +230,11 @@ def test_notify_example_tells_of_outages_only_by_default(tmp_path):
         quiet = by_hand(HOOKS / "90-notify", {"UPLINKD_NOTIFY_CONF": str(conf), "UPLINK_EVENT": kind,
                                               "UPLINK_INTERFACE": "eth0", "UPLINK_PRIMARY": "eth0"})
         assert (quiet.returncode, quiet.stdout) == (0, ""), quiet.stderr
-    # A length that is not a number is never used in arithmetic.
-    odd = by_hand(HOOKS / "90-notify", dict(outage, UPLINK_OUTAGE_DURATION_MS="x[$(id)]"))
-    assert odd.returncode == 0 and odd.stdout.startswith("site offline for 0 s"), odd.stderr
+    # A length that is not a plain whole number is never used in arithmetic (dash
+    # takes 0123 for octal and refuses 09).
+    for odd_value in ("x[$(id)]", "09", "0123", "1234567890123456"):
+        odd = by_hand(HOOKS / "90-notify", dict(outage, UPLINK_OUTAGE_DURATION_MS=odd_value))
+        assert odd.returncode == 0 and odd.stdout.startswith("site offline for 0 s"), (odd_value, odd.stderr)
 
 
 def test_portal_login_command_method_gets_the_portal_url(tmp_path):

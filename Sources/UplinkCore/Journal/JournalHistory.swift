@@ -110,9 +110,11 @@ package struct JournalHistory: Sendable {
             return result
         }
         let metered = records.filter { $0.kind == .metered }
-        let names = Set(records.compactMap { $0.kind == .uplink || $0.kind == .metered ? $0.interface : nil }
-                        + records.flatMap { [$0.primaryBefore, $0.primaryAfter].compactMap { $0 } }
-                        + records.flatMap { $0.reasons.map(\.interface) })
+        // In typed parts: as one expression, Swift 6.0's type checker may give up on it.
+        let periodNames: [InterfaceName] = records.compactMap { $0.kind == .uplink || $0.kind == .metered ? $0.interface : nil }
+        let primaryNames: [InterfaceName] = records.flatMap { [$0.primaryBefore, $0.primaryAfter].compactMap { $0 } }
+        let reasonNames: [InterfaceName] = records.flatMap { $0.reasons.map(\.interface) }
+        let names = Set(periodNames + primaryNames + reasonNames)
         let uplinks = names.sorted().map { name in
             (name, figures(records.filter { $0.kind == .uplink && $0.interface == name },
                            metered: metered.filter { $0.interface == name }))

@@ -37,7 +37,10 @@ package struct OutageJournal: Sendable {
 
     /// Every open period, the site's first.
     package var openPeriods: [OpenPeriod] {
-        (site.map { [$0] } ?? []) + uplinks.keys.sorted().map { uplinks[$0]! } + (metered.map { [$0] } ?? [])
+        let site: [OpenPeriod] = self.site.map { [$0] } ?? []
+        let uplinks: [OpenPeriod] = self.uplinks.keys.sorted().map { self.uplinks[$0]! }
+        let metered: [OpenPeriod] = self.metered.map { [$0] } ?? []
+        return site + uplinks + metered
     }
 
     // MARK: - Start-up

@@ -7,7 +7,8 @@
 /// the client (which keeps an unacknowledged one and sends it again after a
 /// reconnect) and reports the acknowledgements.
 package struct JournalDelivery: Sendable, Equatable {
-    /// Every record up to this number is acknowledged.
+    /// Every record up to this number is acknowledged, or was given up (past the
+    /// bound, as the journal's compaction gives it up).
     package private(set) var deliveredThrough: Int
     /// Records above the mark, in number order.
     private var waiting: [JournalRecord] = []
@@ -15,14 +16,21 @@ package struct JournalDelivery: Sendable, Equatable {
     private var handed: Set<Int> = []
     /// Numbers acknowledged out of order, above the mark.
     private var acknowledgedAbove: Set<Int> = []
+    /// Numbers the broker refused (or the client could not take): handed again only
+    /// after the next connect, not with every new record.
+    private var heldBack: Set<Int> = []
+    /// Most records that wait (the journal's own bound): past it the oldest are
+    /// given up, as they are gone from the file too.
+    package let limit: Int
 
     /// `records`: the journal as read at the start; `mark`: the delivered mark kept on
     /// disk. A mark past the journal's last record means the journal was started
     /// anew (deleted, another file): everything in it is new then.
-    package init(journal records: [JournalRecord], deliveredThrough mark: Int) {
+    package init(journal records: [JournalRecord], deliveredThrough mark: Int, limit: Int = 5_000) {
         let numbered = records.filter { $0.sequence != nil }
         let last = numbered.compactMap(\.sequence).max() ?? 0
         deliveredThrough = mark > last ? 0 : max(0, mark)
+        self.limit = max(1, limit)
         add(numbered)
     }
 
@@ -37,20 +45,34 @@ package struct JournalDelivery: Sendable, Equatable {
             waiting.append(record)
         }
         waiting.sort { $0.sequence! < $1.sequence! }
+        while waiting.count > limit {
+            let given = waiting.removeFirst().sequence!
+            handed.remove(given)
+            heldBack.remove(given)
+            acknowledgedAbove.remove(given)
+            deliveredThrough = given
+        }
+        advance()
     }
 
     /// Records to hand to the client now (connected): those it does not hold yet,
     /// oldest first; each is held from here on.
     package mutating func take() -> [JournalRecord] {
-        let fresh = waiting.filter { !handed.contains($0.sequence!) }
+        let fresh = waiting.filter { !handed.contains($0.sequence!) && !heldBack.contains($0.sequence!) }
         for record in fresh { handed.insert(record.sequence!) }
         return fresh
     }
 
     /// The client could not take the message of record `sequence`, or the broker
-    /// refused it: handed again at the next `take` (after the next connect).
+    /// refused it: handed again after the next connect.
     package mutating func release(_ sequence: Int) {
-        handed.remove(sequence)
+        guard handed.remove(sequence) != nil else { return }
+        heldBack.insert(sequence)
+    }
+
+    /// A new connection: what was held back is handed again.
+    package mutating func connected() {
+        heldBack.removeAll()
     }
 
     /// The broker acknowledged record `sequence`; true when the mark moved (it is
@@ -58,6 +80,12 @@ package struct JournalDelivery: Sendable, Equatable {
     package mutating func acknowledged(_ sequence: Int) -> Bool {
         guard handed.remove(sequence) != nil else { return false }
         acknowledgedAbove.insert(sequence)
+        return advance()
+    }
+
+    /// Moves the mark over the acknowledged records at the head; true when it moved.
+    @discardableResult
+    private mutating func advance() -> Bool {
         let before = deliveredThrough
         while let next = waiting.first?.sequence, acknowledgedAbove.contains(next) {
             acknowledgedAbove.remove(next)

@@ -24,8 +24,8 @@ final class JournalKeeper {
     private var clockWasSynced: Bool?
     /// A failing disk is told once, and again once it works.
     private var failing = false
-    /// Told of every record numbered (closed periods, gaps, clock records, drop
-    /// counts), in number order: MQTT delivers them.
+    /// Told of every record written to the file (closed periods, gaps, clock
+    /// records, drop counts), in number order, after its fsync: MQTT delivers them.
     var onRecorded: ([JournalRecord]) -> Void = { _ in }
 
     /// `journal-file = none` keeps the journal in memory only: its records still
@@ -132,17 +132,20 @@ final class JournalKeeper {
     }
 
     /// Numbers the records and appends them as whole lines (O_APPEND, then fsync): a
-    /// power cut loses at most the records being written, never earlier ones.
+    /// power cut loses at most the records being written, never earlier ones. A
+    /// number belongs to a record only once the file holds it: records that could
+    /// not be written give their numbers back (and go nowhere but the log).
     @discardableResult
     private func append(_ fresh: [JournalRecord]) -> [JournalRecord] {
         var records = fresh
         for index in records.indices {
-            lastSequence += 1
-            records[index].sequence = lastSequence
+            records[index].sequence = lastSequence + index + 1
             Log.info("journal: \(JournalLine.encode(records[index]))")
         }
-        if !records.isEmpty { onRecorded(records) }
-        guard !records.isEmpty, let path else { return records }
+        guard !records.isEmpty, let path else {
+            for index in records.indices { records[index].sequence = nil }
+            return records
+        }
         // A line a power cut left without its end is ended first: the next record
         // must not be glued to it.
         let start: String
@@ -161,7 +164,12 @@ final class JournalKeeper {
             try file.writeAll(Array(text.utf8))
             try Syscall.call("fsync \(path)") { fsync(file.rawValue) }
         }
-        guard written else { return records }
+        guard written else {
+            for index in records.indices { records[index].sequence = nil }
+            return records
+        }
+        lastSequence += records.count
+        onRecorded(records)
         recordsInFile += records.count
         if recordsInFile > settings.maximumRecords { compact(path) }
         return records
@@ -179,14 +187,15 @@ final class JournalKeeper {
         var numbered = kept
         // The drop count is a record too, numbered after the last (its line is
         // written with the kept ones, in front of them).
-        if var dropped = try? JournalLine.decode(Substring(kept[1])) {
-            lastSequence += 1
-            dropped.sequence = lastSequence
-            numbered[1] = JournalLine.encode(dropped)
-            onRecorded([dropped])
-        }
+        var dropped = try? JournalLine.decode(Substring(kept[1]))
+        dropped?.sequence = lastSequence + 1
+        if let dropped { numbered[1] = JournalLine.encode(dropped) }
         let done = report("compacting the journal \(path)") { () throws(SystemError) in
             try AtomicFile.replace(path, with: numbered.joined(separator: "\n") + "\n")
+        }
+        if done, let dropped {
+            lastSequence += 1
+            onRecorded([dropped])
         }
         if done {
             recordsInFile = kept.count - 2

@@ -45,6 +45,7 @@ package final class MQTTBridge {
     /// The journal's records of this month and the last (the summary's figures), and
     /// the timer that publishes the summary again after local midnight.
     private var summaryRecords: [JournalRecord] = []
+    private var summaryLimit = 5_000
     private var midnightTimer: EventLoop.TimerID?
     /// The summary follows new records a moment later: an outage closes several
     /// records in a row, and one summary tells of all of them.
@@ -77,7 +78,9 @@ package final class MQTTBridge {
             try bridge.connection.useRelay(port: relay.port)
             agent.sampler.countOwnTraffic { [weak relay] uplink in relay?.ownSegments(on: uplink) ?? (0, 0) }
         }
-        if agent.options.keepsJournal { bridge.startDelivery(journalPath: agent.journalPath) }
+        if let journalPath = agent.journalPath {
+            bridge.startDelivery(journalPath: journalPath, limit: agent.configuration.agent.journal.maximumRecords)
+        }
         agent.observeJournal { [weak bridge] records in bridge?.recorded(records) }
         agent.observe { [weak bridge] state, events in bridge?.changed(state, events: events) }
         agent.onStop { [weak bridge] final, event, done in
@@ -179,6 +182,7 @@ package final class MQTTBridge {
         let through = relay != nil ? relay?.outboundInterface
             : connection.localAddress.flatMap(interfaceOfAddress).flatMap(InterfaceName.init)
         send(session.connected(through: through, keepAliveSeconds: attemptKeepAliveSeconds, now: loop.nowMilliseconds))
+        delivery?.connected()
         sendJournal()
         sendSummary()
         for topic in session.subscriptions {
@@ -346,19 +350,17 @@ package final class MQTTBridge {
     // MARK: the journal
 
     /// The records the journal holds above the delivered mark wait from the start;
-    /// the mark is `JOURNAL.delivered`.
-    private func startDelivery(journalPath: String?) {
+    /// the mark is `JOURNAL.delivered`. Only a journal on disk is delivered: its
+    /// numbers go on across restarts, so a subscriber can tell a repeat by them.
+    private func startDelivery(journalPath: String, limit: Int) {
         session.announcesAvailability = true
-        guard let journalPath else {
-            delivery = JournalDelivery(journal: [], deliveredThrough: 0)
-            return
-        }
+        summaryLimit = limit
         let markPath = journalPath + ".delivered"
         deliveredPath = markPath
         let mark = SmallFile.read(markPath, limit: 256).flatMap(JournalDelivery.mark(fromText:)) ?? 0
         let records = JournalReader.records(journalPath)
         keepForSummary(records)
-        let fresh = JournalDelivery(journal: records, deliveredThrough: mark)
+        let fresh = JournalDelivery(journal: records, deliveredThrough: mark, limit: limit)
         delivery = fresh
         if fresh.waitingCount > 0 {
             Log.info("mqtt: \(fresh.waitingCount) journal records wait for the broker (delivered through \(fresh.deliveredThrough))")
@@ -399,6 +401,9 @@ package final class MQTTBridge {
     private func keepForSummary(_ records: [JournalRecord]) {
         let oldest = Int(loop.time.wallSeconds) - 32 * 86_400
         summaryRecords = (summaryRecords + records).filter { $0.end.wallSeconds >= oldest || !$0.end.synced }
+        // A clock never synchronised keeps its records' times unsure: at most the
+        // journal's bound of them.
+        if summaryRecords.count > summaryLimit { summaryRecords.removeFirst(summaryRecords.count - summaryLimit) }
     }
 
     /// Local midnight today, the first of this month and tomorrow, in wall seconds.

@@ -63,16 +63,36 @@ struct JournalDeliveryTests {
         let handed = delivery.take()
         #expect(handed.count == 2)
         delivery.release(1)
+        // Held back until the next connect, not handed with every new record.
+        delivery.add([record(3)])
+        let before = delivery.take()
+        #expect(before.map(\.sequence) == [3])
+        delivery.connected()
         let again = delivery.take()
         #expect(again.map(\.sequence) == [1])
+        let three = delivery.acknowledged(3)
+        #expect(!three)
         delivery.add([record(1)])
-        #expect(delivery.waitingCount == 2)
+        #expect(delivery.waitingCount == 3)
         let one = delivery.acknowledged(1)
         let two = delivery.acknowledged(2)
-        #expect(one && two)
+        #expect(one && two && delivery.deliveredThrough == 3)
         // Acknowledged records are not taken back.
         delivery.add([record(2)])
         #expect(delivery.waitingCount == 0)
+    }
+
+    @Test func pastItsBoundTheOldestAreGivenUpAsTheJournalGivesThemUp() {
+        var delivery = JournalDelivery(journal: [], deliveredThrough: 0, limit: 3)
+        delivery.add((1...5).map { record($0) })
+        #expect(delivery.waitingCount == 3 && delivery.deliveredThrough == 2)
+        let handed = delivery.take()
+        #expect(handed.map(\.sequence) == [3, 4, 5])
+        // 4 acknowledged, then 3 given up by newer records: the mark passes both.
+        let four = delivery.acknowledged(4)
+        #expect(!four)
+        delivery.add([record(6)])
+        #expect(delivery.deliveredThrough == 4 && delivery.waitingCount == 2)
     }
 
     @Test func aMarkPastTheJournalMeansANewJournal() {
