@@ -224,7 +224,11 @@ class Subscriber:
 
     def messages(self):
         out = []
-        for line in read_log(self.path).splitlines():
+        text = read_log(self.path)
+        # mosquitto_sub writes a long message in more than one write: a last line
+        # without its newline is still being written, and is not a message yet.
+        complete = text[:text.rfind("\n") + 1]
+        for line in complete.splitlines():
             fields = line.split("\t", 4)
             if len(fields) != 5 or not fields[0].replace(".", "").isdigit():
                 continue
