@@ -15,6 +15,16 @@ extension JournalHistory.Figures {
 /// month, from the journal's closed records, for a fleet's dashboard and Home
 /// Assistant's two availability sensors.
 package enum AvailabilitySummary {
+    /// Local midnight of today and of the month's first day, and tomorrow's midnight
+    /// (when the summary is due again), in wall seconds, as the billing cycles find
+    /// local midnights.
+    package static func periodStarts(at now: Int, local: LocalTime) -> (day: Int, month: Int, nextDay: Int) {
+        let today = local.day(at: now)
+        var first = CivilDate(daysSinceEpoch: today)
+        first.day = 1
+        return (local.midnight(ofDay: today), local.midnight(ofDay: first.daysSinceEpoch), local.midnight(ofDay: today + 1))
+    }
+
     /// `dayStart` and `monthStart` are the local midnights (wall seconds) the adapter
     /// found for now.
     package static func payload(_ history: JournalHistory, nowWallSeconds now: Int, dayStartWallSeconds dayStart: Int,

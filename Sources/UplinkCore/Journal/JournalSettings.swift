@@ -15,10 +15,13 @@ package struct JournalSettings: Sendable, Equatable {
     package init() {}
 
     /// The checkpoint beside the journal (`journal-file` + `.checkpoint`).
-    package var checkpointPath: String? { path.map { $0 + ".checkpoint" } }
+    package var checkpointPath: String? { path.map(Self.checkpointPath(ofJournal:)) }
 
     /// How far MQTT delivered the journal (`journal-file` + `.delivered`).
     package var deliveredPath: String? { path.map { $0 + ".delivered" } }
+
+    /// The checkpoint of the journal at `path` (a reader given `--journal FILE`).
+    package static func checkpointPath(ofJournal path: String) -> String { path + ".checkpoint" }
 }
 
 extension ConfigurationKeys {

@@ -18,18 +18,9 @@ package enum JournalReader {
             // No journal yet: nothing has ended, though a period may be open.
             guard error.errno == ENOENT else { throw error }
         }
-        var records: [JournalRecord] = []
-        var problems: [String] = []
-        let text = String(decoding: bytes, as: UTF8.self)
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            do {
-                if let record = try JournalLine.decode(line) { records.append(record) }
-            } catch {
-                problems.append("\(path):\(index + 1): \(error)")
-            }
-        }
+        var (records, problems) = decoded(bytes, path: path)
         var ongoing: [JournalRecord] = []
-        if let now = nowWallSeconds, let text = SmallFile.read(path + ".checkpoint", limit: 1 << 20) {
+        if let now = nowWallSeconds, let text = SmallFile.read(JournalSettings.checkpointPath(ofJournal: path), limit: 1 << 20) {
             do {
                 ongoing = try JournalCheckpoint(text: text).withoutRecorded(Array(records.suffix(64)))
                     .ongoing(nowWallSeconds: now, freshSeconds: freshSeconds)
@@ -44,6 +35,21 @@ package enum JournalReader {
     /// be read are skipped (`history` names them); a missing file has none.
     package static func records(_ path: String) -> [JournalRecord] {
         guard let bytes = try? SmallFile.readAll(path, limit: 64 << 20) else { return [] }
-        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { try? JournalLine.decode($0) }
+        return decoded(bytes, path: path).records
+    }
+
+    /// Every record of the file's bytes, and each line that is none, by number.
+    private static func decoded(_ bytes: [UInt8], path: String) -> (records: [JournalRecord], problems: [String]) {
+        var records: [JournalRecord] = []
+        var problems: [String] = []
+        let text = String(decoding: bytes, as: UTF8.self)
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            do {
+                if let record = try JournalLine.decode(line) { records.append(record) }
+            } catch {
+                problems.append("\(path):\(index + 1): \(error)")
+            }
+        }
+        return (records, problems)
     }
 }

@@ -46,6 +46,7 @@ package final class MQTTBridge {
     /// the timer that publishes the summary again after local midnight.
     private var summaryRecords: [JournalRecord] = []
     private var summaryLimit = 5_000
+    private let localTime = LocalTime.system
     private var midnightTimer: EventLoop.TimerID?
     /// The summary follows new records a moment later: an outage closes several
     /// records in a row, and one summary tells of all of them.
@@ -78,8 +79,9 @@ package final class MQTTBridge {
             try bridge.connection.useRelay(port: relay.port)
             agent.sampler.countOwnTraffic { [weak relay] uplink in relay?.ownSegments(on: uplink) ?? (0, 0) }
         }
-        if let journalPath = agent.journalPath {
-            bridge.startDelivery(journalPath: journalPath, limit: agent.configuration.agent.journal.maximumRecords)
+        let journal = agent.configuration.agent.journal
+        if let journalPath = agent.journalPath, let deliveredPath = journal.deliveredPath {
+            bridge.startDelivery(journalPath: journalPath, deliveredPath: deliveredPath, limit: journal.maximumRecords)
         }
         agent.observeJournal { [weak bridge] records in bridge?.recorded(records) }
         agent.observe { [weak bridge] state, events in bridge?.changed(state, events: events) }
@@ -352,10 +354,9 @@ package final class MQTTBridge {
     /// The records the journal holds above the delivered mark wait from the start;
     /// the mark is `JOURNAL.delivered`. Only a journal on disk is delivered: its
     /// numbers go on across restarts, so a subscriber can tell a repeat by them.
-    private func startDelivery(journalPath: String, limit: Int) {
+    private func startDelivery(journalPath: String, deliveredPath markPath: String, limit: Int) {
         session.announcesAvailability = true
         summaryLimit = limit
-        let markPath = journalPath + ".delivered"
         deliveredPath = markPath
         let mark = SmallFile.read(markPath, limit: 256).flatMap(JournalDelivery.mark(fromText:)) ?? 0
         let records = JournalReader.records(journalPath)
@@ -384,7 +385,7 @@ package final class MQTTBridge {
     private func sendSummary() {
         guard session.connected, delivery != nil else { return }
         let now = Int(loop.time.wallSeconds)
-        let starts = MQTTBridge.localStarts(of: now)
+        let starts = AvailabilitySummary.periodStarts(at: now, local: localTime)
         let payload = AvailabilitySummary.payload(JournalHistory(records: summaryRecords), nowWallSeconds: now,
                                                   dayStartWallSeconds: starts.day, monthStartWallSeconds: starts.month)
         if let message = session.summary(payload) { send([message]) }
@@ -404,27 +405,6 @@ package final class MQTTBridge {
         // A clock never synchronised keeps its records' times unsure: at most the
         // journal's bound of them.
         if summaryRecords.count > summaryLimit { summaryRecords.removeFirst(summaryRecords.count - summaryLimit) }
-    }
-
-    /// Local midnight today, the first of this month and tomorrow, in wall seconds.
-    static func localStarts(of now: Int) -> (day: Int, month: Int, nextDay: Int) {
-        var seconds = time_t(now)
-        var fields = tm()
-        localtime_r(&seconds, &fields)
-        fields.tm_hour = 0
-        fields.tm_min = 0
-        fields.tm_sec = 0
-        fields.tm_isdst = -1
-        var day = fields
-        let dayStart = Int(mktime(&day))
-        var next = fields
-        next.tm_mday += 1
-        next.tm_isdst = -1
-        let nextDay = Int(mktime(&next))
-        var month = fields
-        month.tm_mday = 1
-        month.tm_isdst = -1
-        return (dayStart, Int(mktime(&month)), nextDay)
     }
 
     /// Hands the waiting records to the client, oldest first, while connected.

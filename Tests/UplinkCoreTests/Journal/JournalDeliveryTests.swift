@@ -157,6 +157,19 @@ struct JournalDeliveryTests {
         #expect(monthText.contains(#""outages":2,"outage_seconds":90"#))
     }
 
+    @Test func theSummarysPeriodsStartAtLocalMidnights() {
+        let december2 = CivilDate(year: 2026, month: 12, day: 2).daysSinceEpoch * 86_400
+        let december1 = CivilDate(year: 2026, month: 12, day: 1).daysSinceEpoch * 86_400
+        // 14:00 UTC, one hour east of Greenwich: local midnight was 23:00 UTC the day before.
+        let starts = AvailabilitySummary.periodStarts(at: december2 + 14 * 3_600, local: .fixed(offsetSeconds: 3_600))
+        #expect(starts.day == december2 - 3_600)
+        #expect(starts.month == december1 - 3_600)
+        #expect(starts.nextDay == december2 + 86_400 - 3_600)
+        // 23:30 UTC is already the 3rd there.
+        let late = AvailabilitySummary.periodStarts(at: december2 + 23 * 3_600 + 1_800, local: .fixed(offsetSeconds: 3_600))
+        #expect(late.day == december2 + 86_400 - 3_600)
+    }
+
     @Test func homeAssistantGetsTheTwoAvailabilitySensorsOnlyWithAJournal() {
         var settings = MQTTSettings()
         settings.broker = MQTTBroker(host: "192.0.2.1", port: 1883, tls: false)
