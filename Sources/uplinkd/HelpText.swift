@@ -3,7 +3,7 @@ let helpText = """
 usage: uplinkd check IFACE... [options]
        uplinkd links [--json] [--all] [--watch] [--config FILE]
        uplinkd run [--config FILE] [--state FILE] [--hooks-dir DIR] [--journal FILE]
-                   [--verbose]
+                   [--plan-file FILE] [--verbose]
        uplinkd status [--json | --get [IFACE] FACT] [--state FILE]
        uplinkd config check [--config FILE]
        uplinkd wait-online [IFACE... | --any] [--timeout SECONDS] [--captive-ok]

@@ -16,6 +16,7 @@ enum RunCommand {
             case "--config": configPath = try reader.value(for: option, inline: inline)
             case "--state": options.stateFileOverride = try pathValue(option, try reader.value(for: option, inline: inline))
             case "--journal": options.journalFileOverride = try pathValue(option, try reader.value(for: option, inline: inline))
+            case "--plan-file": options.planFileOverride = try pathValue(option, try reader.value(for: option, inline: inline))
             case "--hooks-dir": options.hooksDirectoryOverride = try pathValue(option, try reader.value(for: option, inline: inline))
             case "--verbose", "-v": options.logLevelOverride = options.logLevelOverride == .info ? .debug : .info
             default: return false

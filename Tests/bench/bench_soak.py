@@ -6,12 +6,21 @@ schedule of outages and impairments whose truth is known, judged against it.
         [--gateways 30] [--hours 2] [--seed 1] [--gap 300] [--keep DIR] [--smoke]
 
 Each gateway is a failover lab of its own (Tests/integration/failoverlab.py): eth0
-the primary, wlan0 (Wi-Fi) and the metered wwan0 as backups, the agent at its
-defaults with the shipped route hook (hooks/50-route-failover), and LAN traffic of
-its own: gateway 0, 3, 6 ... many flows (a request every 100 ms, each on time),
-gateway 1, 4, 7 ... one sequential client (one request at a time, 100 ms between),
-gateway 2, 5, 8 ... none (idle). All start together; each soaks for --hours once
-it has settled (eth0 primary, every uplink online).
+the primary, reached through a delay relay (5 ms each way, so that its latency can
+spike), wlan0 (Wi-Fi) and the metered wwan0 as backups, the agent at its defaults
+with the shipped route hook (hooks/50-route-failover), and LAN traffic of its own:
+gateway 0, 3, 6 ... many flows (a request every 100 ms, each on time), gateway 1,
+4, 7 ... one sequential client (one request at a time, 100 ms between), gateway 2,
+5, 8 ... none (idle). The odd gateways also speak MQTT, with Home Assistant
+discovery, to a broker of their own on the internet side (reached through the
+uplinks, cut with them). Gateways 1, 5, 9 ... (every one with --every-feature) have
+every feature on: wwan0 is a modem of the real ModemManager (Tests/integration/
+modemrig.py: its test mode, an emulated AT modem, a private D-Bus bus; the lab's
+veth wwan0 stands for its data interface) with its recovery ladder at the defaults,
+a 5 GB data plan on wwan0, the Prometheus textfile, and the shipped portal-login
+hook (hooks/60-portal-login, click-through, for wlan0: the lab's portal has no form,
+so it runs at each portal and fails, as a hook may). All start together; each soaks
+for --hours once it has settled (eth0 primary, every uplink online).
 
 Each gateway's schedule (random.Random(seed * 1000 + gateway), so a run can be
 repeated): a gap (exponential, mean --gap seconds, at least 10 s), then one event,
@@ -30,16 +39,33 @@ and their truth:
            an outage it cannot tell from a long one: a sub-second failover's price)
   portal   wlan0 (a backup) turns captive for 60 to 300 s: must not move, and
            wlan0 should read captive meanwhile
+  latency  eth0's round trip rises to 200 to 1500 ms for 5 to 120 s (the relay's
+           delay): must not move, but see degraded below
+  dns      eth0's upstream resolver stops answering for 5 to 120 s (everything
+           else passes): eth0 is `limited` by the verdict rules once a round sees
+           it, so a move during it (reason lost) is by design, counted apart; none
+           is not a miss (the agent resolves only when it probes)
+  broker   (MQTT gateways) the broker stops for 1 to 60 s and starts again: must
+           not move, and the agent must connect again (the time is reported)
+  registration  (modem gateways) the modem loses its registration (searching) for
+           10 to 300 s: must not move; wwan0 should read down meanwhile (the
+           modem's own word) and be online again after
+  ladder   (modem gateways) wwan0's upstream is cut, carrier and registration up,
+           until the modem receives the ladder's reconnect (AT+CGACT=0 or ATH), then
+           restored: must not move; the agent finds the dead backup at its next
+           round (a metered backup: within its 20-min interval), the reconnect must
+           come recover-after (2 min) later, and wwan0 be online again
 
 A primary change away from eth0 within an outage or carrier event (or 5 s after its
-end) is a failover; one during a loss burst of 10 % or more, or within degraded-for
-(60 s) after it, whose reason is `degraded` is a handover by design (a primary
-degraded for that long, and still by that last stretch's probes, yields to a
-healthy backup: README "Failover"), counted apart; anywhere else it is a false one. A failover is late beyond the
+end) is a failover; one during a loss burst of 10 % or more or a latency spike of
+500 ms or more, or within degraded-for (60 s) after it, whose reason is `degraded`
+is a handover by design (a primary degraded for that long, and still by that last
+stretch's probes, yields to a healthy backup: README "Failover"), counted apart, as
+is one with reason `lost` during a DNS failure; anywhere else it is a false one. A failover is late beyond the
 README targets' p95: 1.5 s with LAN traffic, 5 s idle (a carrier loss: 1.5 s); an
-outage or carrier event without one is missed. Not in this version: latency spikes
-(the delay relay's delay is fixed when its lab is built), DNS failures, the modem rig
-(ModemManager, the recovery ladder), MQTT broker restarts.
+outage or carrier event without one is missed. Modem gateways need ModemManager,
+dbus-daemon and python3-dbusmock (as test_modem.py); without them the header says
+why and the soak runs without modems.
 
 Figures: false failovers per 1,000 link-hours (three uplinks per gateway; with none
 seen, the 95 % upper bound 3 / link-hours), missed and late failovers, failover time
@@ -63,14 +89,26 @@ from benchstats import NONE, fmt_s, median, percentile
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))   # the lab
 import failoverlab  # noqa: E402
 from agentrun import AgentError, AgentRun, proc_memory  # noqa: E402
+from mqttlab import MqttBroker  # noqa: E402
+import modemrig  # noqa: E402
 from bench_compare import parse_bench_args  # noqa: E402
 from bench_failover import lab_bench_header, progress  # noqa: E402
 from failoverlab import FailoverLab  # noqa: E402
 
 FULL = {"gateways": 30, "hours": 2.0, "gap": 300.0, "max_outage": 600.0}
 SMOKE = {"gateways": 2, "hours": 0.015, "gap": 10.0, "max_outage": 20.0}
-KINDS = (("outage", 0.2), ("carrier", 0.15), ("loss", 0.3), ("blip", 0.2), ("portal", 0.15))
+KINDS = (("outage", 0.15), ("carrier", 0.1), ("loss", 0.2), ("blip", 0.15), ("portal", 0.1),
+         ("latency", 0.15), ("dns", 0.1), ("broker", 0.1), ("registration", 0.1), ("ladder", 0.1))
+MODEM_KINDS = ("registration", "ladder")
+RECONNECT_PREFIXES = ("AT+CGACT=0", "ATH")          # the ladder's first step, as bench_modem.py
+RECOVER_AFTER_S = 120.0                              # the agent's default recover-after
+METERED_INTERVAL_S = 1200.0                          # a metered backup's default interval: 20 min
+LADDER_WAIT_S = METERED_INTERVAL_S + RECOVER_AFTER_S + 180.0
+BACK_ONLINE_WAIT_S = 180.0
 REAL = ("outage", "carrier")
+DEGRADING = {"loss": ("percent", 10), "latency": ("rtt_ms", 500)}   # README: degraded at 10 % loss or 500 ms
+BASE_DELAY_MS = 5
+RECONNECT_WAIT_S = 180.0
 TRAFFIC = ("flows", "sequential", "idle")
 GRACE_S = 5.0
 DEGRADED_FOR_S = 60.0   # the agent's default degraded-for
@@ -105,25 +143,58 @@ class Gateway(threading.Thread):
         self.index, self.binary, self.dir, self.args = index, binary, workdir / f"gw{index}", args
         self.window_s = deadline_after_settle_s
         self.traffic = TRAFFIC[index % len(TRAFFIC)]
+        self.modem = (args.every_feature or index % 4 == 1) and args.modems
+        self.mqtt = args.every_feature or index % 2 == 1
+        self.kinds = [(k, w) for k, w in KINDS if k in args.kinds and (k != "broker" or self.mqtt)
+                      and (k not in MODEM_KINDS or self.modem)]
+        self.broker = self.rig = self.agent = None
         self.rng = random.Random(args.seed * 1000 + index)
         self.events, self.skipped, self.result, self.error = [], [], {}, None
 
     def run(self):
         try:
-            with FailoverLab() as lab:
-                client = None
-                if self.traffic != "idle":
-                    client = lab.lan_client(concurrent=self.traffic == "flows")
-                run = AgentRun(lab, self.dir, lab.agent_config(), hooks=lab.agent_hooks(),
-                               binary=self.binary, verbose=2 if self.args.keep else 1).start()
+            self.dir.mkdir(parents=True, exist_ok=True)
+            with FailoverLab(delays={"eth0": BASE_DELAY_MS}, cloud=self.mqtt) as lab:
+                client = run = None
                 try:
+                    config, hooks, env = lab.agent_config(), lab.agent_hooks(), {}
+                    if self.modem:
+                        self.rig = modemrig.ModemRig().start()
+                        self.rig.mmcli("-m", self.rig.modem_path(), "--simple-connect=apn=internet")
+                        env["DBUS_SYSTEM_BUS_ADDRESS"] = self.rig.bus_address
+                        config = lab.agent_config(
+                            interfaces={"wwan0": {"modem": modemrig.DEFAULT_IMEI, "plan": "5GB"}},
+                            sections={"export": {"prometheus-textfile": str(self.dir / "uplinkd.prom")}})
+                        portal_conf = self.dir / "portal-login.conf"
+                        portal_conf.write_text("METHOD=click-through\nINTERFACES=wlan0\n")
+                        hooks["60-portal-login"] = (f"#!/bin/sh\nUPLINKD_HOOK_LIB='{failoverlab.HOOK_LIB}' "
+                                                    f"UPLINKD_PORTAL_CONF='{portal_conf}' "
+                                                    f"exec '{failoverlab.HOOKS / '60-portal-login'}'\n")
+                    if self.mqtt:
+                        self.broker = MqttBroker(lab, self.dir / "broker", cloud=True).build().start()
+                        credentials = self.broker.credentials_file(self.dir / "credentials")
+                        config += self.broker.mqtt_section(credentials, node=f"gw{self.index}",
+                                                           extra="homeassistant = yes\n")
+                    if self.traffic != "idle":
+                        client = lab.lan_client(concurrent=self.traffic == "flows")
+                    run = AgentRun(lab, self.dir / "agent", config, hooks=hooks, env=env,
+                                   binary=self.binary, verbose=2 if self.args.keep else 1).start()
+                    self.agent = run
                     failoverlab.wait_settled(run, lab, SETTLE_S)
+                    if self.modem:
+                        run.wait_state(lambda st: st["uplinks"]["wwan0"].get("modem_equipment_id")
+                                       == modemrig.DEFAULT_IMEI, SETTLE_S, "wwan0's modem in the state file")
                     self.soak(lab, run)
                 finally:
-                    run.stop()
-                    run.close()
+                    if run:
+                        run.stop()
+                        run.close()
                     if client:
                         client.stop()
+                    if self.broker:
+                        self.broker.destroy()
+                    if self.rig:
+                        self.rig.close()
         except Exception as exc:                            # reported, the others go on
             self.error = f"gw{self.index}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
 
@@ -131,9 +202,9 @@ class Gateway(threading.Thread):
         t0, start = time.time(), sample_agent(run.pid)
         bytes0 = lab.counters()
         deadline = t0 + self.window_s
-        while True:
+        while self.kinds:
             gap = min(max(10.0, self.rng.expovariate(1 / self.args.gap)), 3 * self.args.gap)
-            kind = self.rng.choices([k for k, _ in KINDS], weights=[w for _, w in KINDS])[0]
+            kind = self.rng.choices([k for k, _ in self.kinds], weights=[w for _, w in self.kinds])[0]
             length = self.length(kind)
             if time.time() + gap + length > deadline:
                 break
@@ -158,12 +229,18 @@ class Gateway(threading.Thread):
         r = self.rng
         return {"outage": lambda: r.uniform(30.0, self.args.max_outage), "carrier": lambda: r.uniform(2.0, 20.0),
                 "loss": lambda: r.uniform(5.0, 120.0), "blip": lambda: r.uniform(0.05, 0.25),
-                "portal": lambda: r.uniform(60.0, 300.0)}[kind]()
+                "portal": lambda: r.uniform(60.0, 300.0), "latency": lambda: r.uniform(5.0, 120.0),
+                "dns": lambda: r.uniform(5.0, 120.0), "broker": lambda: r.uniform(1.0, 60.0),
+                "registration": lambda: r.uniform(10.0, 300.0), "ladder": lambda: LADDER_WAIT_S}[kind]()
 
     def perform(self, lab, kind, length):
+        if kind == "ladder":
+            return self.ladder(lab)
         event = {"kind": kind, "length": length}
         if kind == "loss":
             event["percent"] = self.rng.randint(1, 30)
+        if kind == "latency":
+            event["rtt_ms"] = self.rng.randint(200, 1500)
         role, peer = lab.peer_of("eth0")
         start, end = {
             "outage": (lambda: lab.cut("eth0"), lambda: lab.restore("eth0")),
@@ -171,19 +248,79 @@ class Gateway(threading.Thread):
             "carrier": (lambda: lab.ip(role, "link", "set", peer, "down"), lambda: lab.ip(role, "link", "set", peer, "up")),
             "loss": (lambda: lab.lossy("eth0", event["percent"]), lambda: lab.lossless("eth0")),
             "portal": (lambda: lab.captive("wlan0", True), lambda: lab.captive("wlan0", False)),
+            "latency": (lambda: lab.set_delay("eth0", event["rtt_ms"] // 2),
+                        lambda: lab.set_delay("eth0", BASE_DELAY_MS)),
+            "dns": (lambda: lab.dns_cut("eth0"), lambda: lab.dns_restore("eth0")),
+            "broker": (lambda: self.broker.stop(), lambda: self.broker.start()),
+            "registration": (lambda: self.rig.set_registration("searching"), lambda: self.rig.set_registration("home")),
         }[kind]
+        connected = self.connections() if kind == "broker" else 0
         event["start"] = time.time()
         start()
         time.sleep(length)
         event["end"] = time.time()
         end()
+        if kind == "broker":
+            event["reconnect_s"] = self.wait_connected(connected, event["end"])
+        if kind == "registration":
+            event["back_s"] = self.wait_wwan0_online(event["end"])
         return event
+
+    def ladder(self, lab):
+        """wwan0's upstream cut until the modem hears the ladder's reconnect (bounded)."""
+        event = {"kind": "ladder", "start": time.time(), "detect_s": None}
+        mark = self.rig.log_mark()
+        lab.cut("wwan0")
+        reconnect = None
+        while reconnect is None and time.time() < event["start"] + LADDER_WAIT_S:
+            time.sleep(0.5)
+            if event["detect_s"] is None and self.wwan0_verdict() not in (None, "online"):
+                event["detect_s"] = time.time() - event["start"]
+            reconnect = next((e for e in self.rig.log(mark) if "cmd" in e
+                              and e["cmd"].startswith(RECONNECT_PREFIXES)), None)
+        event["end"] = time.time()
+        lab.restore("wwan0")
+        event["length"] = event["end"] - event["start"]
+        event["reconnect_s"] = event["length"] if reconnect else None
+        event["back_s"] = self.wait_wwan0_online(event["end"])
+        return event
+
+    def wwan0_verdict(self):
+        try:
+            return self.agent.state()["uplinks"]["wwan0"]["verdict"]
+        except (AgentError, KeyError, OSError, ValueError):
+            return None
+
+    def wait_wwan0_online(self, since: float):
+        """Seconds from `since` until the state file says wwan0 online (None: not within 180 s)."""
+        while time.time() < since + BACK_ONLINE_WAIT_S:
+            if self.wwan0_verdict() == "online":
+                return time.time() - since
+            time.sleep(0.5)
+        return None
+
+    def connections(self) -> int:
+        """Connections the agent (user `gateway`) made to the broker so far, by its log."""
+        try:
+            text = self.broker.log.read_text(errors="replace")
+        except OSError:
+            return 0
+        return sum(1 for line in text.splitlines() if "New client connected" in line and "u'gateway'" in line)
+
+    def wait_connected(self, before: int, since: float):
+        """Seconds from the broker's restart to the agent's next connection (None: not within 180 s)."""
+        while time.time() < since + RECONNECT_WAIT_S:
+            if self.connections() > before:
+                return time.time() - since
+            time.sleep(0.2)
+        return None
 
 
 def judge(gw):
     """Failovers, false ones and misses of one gateway, from its hook log."""
     moves = [e for e in gw.result.get("hooks", []) if e.event == "primary" and e.previous_primary == "eth0"]
-    out = {"failovers": [], "late": [], "missed": [], "false": [], "handovers": [], "portals": [0, 0]}
+    out = {"failovers": [], "late": [], "missed": [], "false": [], "handovers": [], "limited": [],
+           "portals": [0, 0]}
     used = set()
     for event in gw.events:
         window = [m for m in moves if event["start"] <= m.t <= event["end"] + GRACE_S]
@@ -197,6 +334,9 @@ def judge(gw):
             bound = 5.0 if gw.traffic == "idle" and event["kind"] == "outage" else 1.5
             if detect > bound:
                 out["late"].append(f"gw{gw.index} ({gw.traffic}) {event['kind']} {detect:.1f} s")
+        if event["kind"] == "registration":
+            event["down"] = any(e.event == "verdict" and e.iface == "wwan0" and e.verdict != "online"
+                                and event["start"] <= e.t <= event["end"] for e in gw.result.get("hooks", []))
         if event["kind"] == "portal":
             out["portals"][1] += 1
             out["portals"][0] += any(e.event == "verdict" and e.iface == "wlan0" and e.verdict == "captive"
@@ -206,17 +346,23 @@ def judge(gw):
             continue
         during = next((e for e in gw.events if e["start"] <= move.t <= e["end"] + GRACE_S), None)
         if during is None and move.primary_reason == "degraded":
-            during = next((e for e in gw.events if e["kind"] == "loss"
+            during = next((e for e in gw.events if e["kind"] in DEGRADING
                            and e["end"] < move.t <= e["end"] + DEGRADED_FOR_S), None)
         after = during is not None and move.t > during["end"] + GRACE_S
         where = (f"gw{gw.index} ({gw.traffic}) {'after' if after else 'during'} {during['kind'] if during else 'no event'}"
                  + (f" {during['percent']} %" if during and during["kind"] == "loss" else "")
+                 + (f" {during['rtt_ms']} ms" if during and during["kind"] == "latency" else "")
                  + (f" (+{move.t - during['end']:.1f} s)" if after else "")
                  + f", reason {move.primary_reason or '-'}")
-        # Under loss of 10 % or more eth0 is degraded, and a healthy backup is preferred
-        # (README, "Failover"): a handover by design, not a failover on a false alarm.
-        if during and during["kind"] == "loss" and during["percent"] >= 10 and move.primary_reason == "degraded":
+        # Under loss of 10 % or a round trip of 500 ms or more eth0 is degraded, and a
+        # healthy backup is preferred (README, "Failover"); with its resolver silent it
+        # is limited (design: DNS fails). Both are handovers by design, not failovers
+        # on a false alarm.
+        degrading = DEGRADING.get(during["kind"]) if during else None
+        if degrading and during[degrading[0]] >= degrading[1] and move.primary_reason == "degraded":
             out["handovers"].append(where)
+        elif during and during["kind"] == "dns" and not after and move.primary_reason == "lost":
+            out["limited"].append((during["start"], move.t - during["start"], where))
         else:
             out["false"].append(where)
     return out
@@ -231,6 +377,10 @@ def main() -> int:
     ap.add_argument("--gap", type=float, help="mean gap between events, s (300)")
     ap.add_argument("--max-outage", type=float, help="longest outage, s (600)")
     ap.add_argument("--seed", type=int, default=1, help="the schedules' seed (1)")
+    ap.add_argument("--every-feature", action="store_true",
+                    help="every gateway a modem gateway with MQTT (the one-gateway day: --gateways 1 --hours 24)")
+    ap.add_argument("--kinds", default=",".join(k for k, _ in KINDS),
+                    help="the event kinds to draw from, comma-separated (all)")
     ap.add_argument("--keep", help="keep the agents' files (logs, hook logs, state) under this directory")
     args = parse_bench_args(ap, "--smoke", "two gateways for 54 s, short outages (CI)", SMOKE, FULL)
     started = lab_bench_header(args, "uplinkd reliability soak (Tests/bench/bench_soak.py)",
@@ -238,8 +388,18 @@ def main() -> int:
     if started is None:
         return 1
     binary, header = started
+    args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    unknown = sorted(set(args.kinds) - {k for k, _ in KINDS})
+    if unknown or not args.kinds:
+        print(f"bench_soak: --kinds: {', '.join(unknown) or 'none given'}: not among "
+              f"{', '.join(k for k, _ in KINDS)}", file=sys.stderr)
+        return 2
+    args.modems = modemrig.unavailable_reason() is None
+    header.append("- modem gateways (ModemManager, every feature): "
+                  + (", ".join(f"gw{i}" for i in range(args.gateways) if args.every_feature or i % 4 == 1) or "none"
+                     if args.modems else f"none ({modemrig.unavailable_reason()})"))
     header.append(f"- schedule: seed {args.seed}, {args.gateways} gateways, {args.hours:g} h each, "
-                  f"mean gap {args.gap:g} s, outages up to {args.max_outage:g} s")
+                  f"mean gap {args.gap:g} s, outages up to {args.max_outage:g} s, kinds {','.join(args.kinds)}")
     with tempfile.TemporaryDirectory(prefix="bench-soak-") as tmp:
         base = Path(args.keep) if args.keep else Path(tmp)
         gateways = [Gateway(i, binary, base, args, args.hours * 3600) for i in range(args.gateways)]
@@ -280,11 +440,43 @@ def table(gateways, args):
     if falses:
         row("false failovers, where", "; ".join(falses[:10]) + (" ..." if len(falses) > 10 else ""))
     handovers = [h for j in judged for h in j["handovers"]]
-    loss_events = [e for gw in gateways for e in gw.events if e["kind"] == "loss"]
-    row("handovers away from a degraded eth0 (loss of 10 % or more), by design; loss events of 10 % or more",
-        f"{len(handovers)}; {len([e for e in loss_events if e['percent'] >= 10])} of {len(loss_events)}")
+    degrading = {kind: [e for gw in gateways for e in gw.events if e["kind"] == kind] for kind in DEGRADING}
+    row("handovers away from a degraded eth0, by design; loss bursts of 10 % or more; latency spikes of 500 ms or more",
+        f"{len(handovers)}; " + "; ".join(f"{len([e for e in events if e[DEGRADING[k][0]] >= DEGRADING[k][1]])} of "
+                                          f"{len(events)}" for k, events in degrading.items()))
     if handovers:
         row("handovers, where", "; ".join(handovers[:10]) + (" ..." if len(handovers) > 10 else ""))
+    limited = [x for j in judged for x in j["limited"]]
+    dns_events = [e for gw in gateways for e in gw.events if e["kind"] == "dns"]
+    moved = sorted({start for start, _, _ in limited})
+    row("DNS failures on eth0: moved away (eth0 limited, by design) of all; time to move, median (max)",
+        f"{len(moved)} of {len(dns_events)}; " + (f"{fmt_s(median([t for _, t, _ in limited]))} "
+                                                 f"({fmt_s(max(t for _, t, _ in limited))})" if limited else NONE))
+    restarts = [e for gw in gateways for e in gw.events if e["kind"] == "broker"]
+    back = [e["reconnect_s"] for e in restarts if e.get("reconnect_s") is not None]
+    for kind, label in (("registration", "modem registration lost: wwan0 read down (of all); online again "
+                                          "after it came back, median (max)"),
+                        ("ladder", "modem data path dead: found dead, then the ladder's reconnect came (of all); "
+                                   "after the cut: found, median (max); reconnect, median (max); wwan0 online again "
+                                   "after the restore, median (max)")):
+        events = [e for gw in gateways for e in gw.events if e["kind"] == kind]
+        if kind == "registration":
+            first = [e for e in events if e.get("down")]
+        else:
+            first = [e for e in events if e.get("reconnect_s") is not None]
+        online = [e["back_s"] for e in events if e.get("back_s") is not None]
+        value = f"{len(first)} of {len(events)}"
+        if kind == "ladder":
+            for key in ("detect_s", "reconnect_s"):
+                times = [e[key] for e in events if e.get(key) is not None]
+                value += "; " + (f"{fmt_s(median(times))} ({fmt_s(max(times))})" if times else NONE)
+        value += "; " + (f"{fmt_s(median(online))} ({fmt_s(max(online))})" if online else NONE)
+        if len(online) < len(events):
+            value += f" ({len(events) - len(online)} not online within {BACK_ONLINE_WAIT_S:.0f} s)"
+        row(label, value, "all")
+    row("broker restarts: the agent connected again (of all); after the restart, median (max)",
+        f"{len(back)} of {len(restarts)}; " + (f"{fmt_s(median(back))} ({fmt_s(max(back))})" if back else NONE),
+        "all")
     real = sum(counts.get(k, 0) for k in REAL)
     missed, late = [m for j in judged for m in j["missed"]], [x for j in judged for x in j["late"]]
     row("real outages: missed; late", f"{len(missed)} of {real}; {len(late)}", "0; 0")

@@ -252,6 +252,10 @@ class AgentRun:
         # Each run's outage journal of its own (never the machine's), unless a test
         # hands one on to a restarted agent.
         self.journal_path = Path(journal) if journal else self.dir / "journal"
+        # Its data plans' counts of its own as well (the machine's plan file is shared
+        # by every agent that reads it: each would restore the others' counts), unless
+        # the configuration names one.
+        self.plan_path = None if re.search(r"^\s*plan-file\s*=", config, re.M) else self.dir / "plans"
         self.hooks_dir = self.dir / "hooks.d"
         self.hook_log = self.dir / "hooks.log"
         self.stderr_path = self.dir / "agent.stderr"
@@ -279,6 +283,8 @@ class AgentRun:
         argv = [str(self.binary), "run", "--config", str(self.config),
                 "--state", str(self.state_path), "--hooks-dir", str(self.hooks_dir),
                 "--journal", str(self.journal_path)]
+        if self.plan_path:
+            argv += ["--plan-file", str(self.plan_path)]
         return argv + ["-v"] * self.verbose
 
     def start(self, timed=False):

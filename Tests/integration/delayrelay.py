@@ -17,6 +17,12 @@ drops what is sent to it, and the relay carries on when it is up again. One thre
 frame the kernel refuses (a full queue) is dropped and counted, as a real link
 drops it.
 
+With --delay-file PATH the delay can change while the relay runs (a latency
+spike): the file holds a whole number of ms, read again within 100 ms of its
+change; a new delay applies to frames arriving after it, and frames leave in the
+order they came (a shorter delay waits behind the longer ones before it, as a
+real queue drains).
+
 Prints "ready" on stdout once both sockets are bound; on TERM it writes one line
 to --log (or stderr): "a->b FRAMES DROPPED b->a FRAMES DROPPED".
 """
@@ -24,6 +30,7 @@ to --log (or stderr): "a->b FRAMES DROPPED b->a FRAMES DROPPED".
 import argparse
 import collections
 import errno
+import os
 import select
 import signal
 import socket
@@ -38,6 +45,8 @@ ETH_P_ALL = 0x0003
 VNET_HDR_BYTES = 10
 FRAME_BYTES = 65536 + VNET_HDR_BYTES        # a TCP super-frame with its header
 BUFFER_BYTES = 4 * 1024 * 1024
+MAX_DELAY_MS = 10_000
+DELAY_FILE_CHECK_S = 0.1
 
 stop = False
 
@@ -102,15 +111,43 @@ class Direction:
         return self.queue[0][0] if self.queue else None
 
 
+class DelayFile:
+    """The one-way delay read from a file, again whenever its mtime changes."""
+
+    def __init__(self, path: str, initial_ms: int):
+        self.path, self.ms, self.mtime, self.checked = path, initial_ms, None, 0.0
+
+    def delay_ms(self, now: float) -> int:
+        if now - self.checked < DELAY_FILE_CHECK_S:
+            return self.ms
+        self.checked = now
+        try:
+            st = os.stat(self.path)
+            if st.st_mtime_ns != self.mtime:
+                self.mtime = st.st_mtime_ns
+                with open(self.path) as f:
+                    text = f.read().strip()
+                if text.isdigit() and int(text) <= MAX_DELAY_MS:
+                    self.ms = int(text)
+                else:
+                    print(f"delayrelay: {self.path}: {text[:40]!r} is not a whole number of ms "
+                          f"in 0..{MAX_DELAY_MS}; keeping {self.ms} ms", file=sys.stderr)
+        except OSError:
+            pass                              # no file yet: the delay stays
+        return self.ms
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--a", required=True, help="one interface (in this namespace)")
     ap.add_argument("--b", required=True, help="the other interface")
     ap.add_argument("--delay-ms", type=int, required=True, help="one-way delay, each direction")
+    ap.add_argument("--delay-file", help="a file whose whole number of ms, when it changes, is the new delay")
     ap.add_argument("--log", help="where the counts go at the end (default stderr)")
     args = ap.parse_args()
-    if not 0 <= args.delay_ms <= 10_000:
-        ap.error(f"--delay-ms {args.delay_ms} out of 0..10000")
+    if not 0 <= args.delay_ms <= MAX_DELAY_MS:
+        ap.error(f"--delay-ms {args.delay_ms} out of 0..{MAX_DELAY_MS}")
+    delay_file = DelayFile(args.delay_file, args.delay_ms) if args.delay_file else None
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
     a, b = open_socket(args.a), open_socket(args.b)
@@ -120,10 +157,13 @@ def main() -> int:
     print("ready", flush=True)
     while not stop:
         now = time.monotonic()
+        if delay_file:
+            for way in ways:
+                way.delay = delay_file.delay_ms(now) / 1000.0
         for way in ways:
             way.write_due(now)
         dues = [d for d in (way.next_due() for way in ways) if d is not None]
-        wait = max(0.0, min(dues) - time.monotonic()) if dues else 1.0
+        wait = max(0.0, min(dues) - time.monotonic()) if dues else (DELAY_FILE_CHECK_S if delay_file else 1.0)
         try:
             readable, _, _ = select.select([a, b], [], [], wait)
         except InterruptedError:

@@ -128,6 +128,7 @@ LEASE_TIME = "1h"
 CUT_TABLE = "failoverlab_cut"
 CUT6_TABLE = "failoverlab_cut6"
 LOSS_TABLE = "failoverlab_loss"
+DNS_CUT_TABLE = "failoverlab_dnscut"
 COUNT_TABLE = "failoverlab_count"
 NAT_TABLE = "failoverlab_nat"
 METERED_OPTION = "ANDROID_METERED"
@@ -432,7 +433,23 @@ class FailoverLab(Lab):
             self.relays[iface] = self.procs.start_ready(
                 f"delayrelay-{iface}", relay,
                 [sys.executable, str(DELAYRELAY), "--a", RELAY_GW_END, "--b", RELAY_UP_END,
-                 "--delay-ms", str(self.delays[iface]), "--log", str(self.dir / "logs" / f"delayrelay-{iface}.counts")])
+                 "--delay-ms", str(self.delays[iface]), "--delay-file", str(self.delay_file(iface)),
+                 "--log", str(self.dir / "logs" / f"delayrelay-{iface}.counts")])
+
+    def delay_file(self, iface: str) -> Path:
+        return self.dir / "run" / f"delay-{iface}"
+
+    def set_delay(self, iface: str, ms: int):
+        """A delayed uplink's one-way delay from now on (the relay reads it within
+        100 ms); set_delay(iface, lab.delays[iface]) puts the built one back."""
+        if iface not in self.relay_roles:
+            raise ValueError(f"{iface} has no delay relay (FailoverLab(delays=...))")
+        if not isinstance(ms, int) or isinstance(ms, bool) or not 0 <= ms <= MAX_DELAY_MS:
+            raise ValueError(f"delay of {iface}: {ms!r} is not a whole number of ms in 0..{MAX_DELAY_MS}")
+        path = self.delay_file(iface)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(f"{ms}\n")
+        os.replace(tmp, path)
 
     def _make_uplinks(self):
         for u in self.uplinks:
@@ -771,6 +788,18 @@ class FailoverLab(Lab):
     def is_cut(self, iface: str) -> bool:
         out = run(self.exec_argv(self.uplink(iface).role, ["nft", "list", "tables"])).stdout
         return CUT_TABLE in out
+
+    def dns_cut(self, iface: str):
+        """iface's upstream resolver (dnsmasq on the router address) stops answering:
+        queries to port 53 are dropped, everything else passes."""
+        ruleset = (f"table inet {DNS_CUT_TABLE} {{\n"
+                   f"  chain input {{ type filter hook input priority -200; policy accept;\n"
+                   f"    meta l4proto {{ udp, tcp }} th dport 53 drop\n  }}\n}}\n")
+        run(self.exec_argv(self.uplink(iface).role, ["nft", "-f", "-"]), input=ruleset)
+
+    def dns_restore(self, iface: str):
+        run(self.exec_argv(self.uplink(iface).role, ["nft", "delete", "table", "inet", DNS_CUT_TABLE]),
+            check=False)
 
     def lossy(self, iface: str, percent: int):
         """iface's upstream drops `percent` % of the packets it receives and of those

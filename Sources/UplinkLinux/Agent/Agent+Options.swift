@@ -31,18 +31,22 @@ extension Agent {
         package var keepsJournal = false
         /// `--journal FILE`: the journal's path instead of `journal-file`.
         package var journalFileOverride: String?
+        /// `--plan-file FILE`: the data plans' counts there instead of `plan-file`.
+        package var planFileOverride: String?
 
         package init(stateFileOverride: String? = nil, hooksDirectoryOverride: String? = nil) {
             self.stateFileOverride = stateFileOverride
             self.hooksDirectoryOverride = hooksDirectoryOverride
         }
 
-        /// `configuration` with the command line's overrides (`--state`, `--hooks-dir`, `--journal`).
+        /// `configuration` with the command line's overrides (`--state`, `--hooks-dir`,
+        /// `--journal`, `--plan-file`).
         func applied(to configuration: Configuration) -> Configuration {
             var configuration = configuration
             if let state = stateFileOverride { configuration.agent.stateFilePath = state }
             if let hooks = hooksDirectoryOverride { configuration.agent.hooksDirectory = hooks }
             if let journal = journalFileOverride { configuration.agent.journal.path = journal }
+            if let plans = planFileOverride { configuration.agent.plans.path = plans }
             return configuration
         }
     }
