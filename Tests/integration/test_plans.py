@@ -30,6 +30,8 @@ keeps the LAN's traffic flowing meanwhile) or while wwan0 is quiet.
   can fail). The gateway uses static SNAT here and eth0's upstream drops foreign
   source addresses: behind masquerade Linux drops a flow whose packets change
   interface by itself, and the lab's upstreams are separate islands.
+- `uplinkd run --plan-file FILE` keeps the counts in FILE and never touches the
+  machine's /var/lib/uplinkd/plans (every test agent has a plan file of its own).
 
 Run as root: sudo python3 -m pytest -v Tests/integration/test_plans.py
 """
@@ -37,6 +39,7 @@ Run as root: sudo python3 -m pytest -v Tests/integration/test_plans.py
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -152,6 +155,34 @@ def test_exact_across_restarts_and_the_interface_created_again(fresh_flab, agent
     print(f"\nwwan0: counted {counted}, the devices carried {carried} IP bytes (first device {device0} at the "
           f"first stop, {old} before its deletion; the new one {new}; plan file {plan_file(tmp_path / 'plans')})")
     assert counted == carried
+
+
+MACHINE_PLAN_FILE = Path("/var/lib/uplinkd/plans")
+
+
+def file_mark(path: Path):
+    """(size, mtime) of a file, None when there is none."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def test_run_plan_file_keeps_the_counts_there_and_never_in_the_machines_file(fresh_flab, agent, tmp_path):
+    """`uplinkd run --plan-file FILE` (AgentRun passes one when the configuration
+    names none): the counts go there, and the machine's /var/lib/uplinkd/plans is
+    not touched. Without it every test agent and soaked gateway shared that one
+    file, each restoring the counts another left (same boot, same ifindex)."""
+    lb = fresh_flab
+    text = lb.agent_config(interfaces={"wwan0": {"plan": "10GB"}})
+    before = file_mark(MACHINE_PLAN_FILE)
+    run = start(agent, lb, text)
+    wait_settled(run, lb, SETTLE)
+    assert fetch(lb, "gw", 100_000, "wwan0") == 100_000
+    assert run.stop() == 0
+    assert plan_used(run.plan_path, "wwan0") >= 100_000
+    assert file_mark(MACHINE_PLAN_FILE) == before, f"{MACHINE_PLAN_FILE} changed"
 
 
 def test_a_capped_backup_is_the_last_resort_and_hands_back_at_once(fresh_flab, agent, tmp_path):
