@@ -276,6 +276,39 @@ def test_delay_relay_makes_a_slow_path(failover_ok):
         assert lb.relays["eth0"].running()
 
 
+def test_delay_relay_changes_its_delay_while_it_runs(failover_ok):
+    """set_delay: the relay takes a new one-way delay from its file (a latency spike)
+    and gives the built one back; a file that is not a number keeps the delay."""
+    def round_trip():
+        start = time.monotonic()
+        assert lb.dns_query("eth0", BUILTIN["google"][0], timeout=5).get("answers") == [INTERNET_ADDR]
+        return time.monotonic() - start
+
+    def until(predicate, what):
+        deadline = time.monotonic() + 10
+        while True:
+            took = round_trip()
+            if predicate(took):
+                return took
+            assert time.monotonic() < deadline, f"{what}: the last query took {took:.3f} s"
+
+    with FailoverLab(delays={"eth0": 5}) as lb:
+        assert round_trip() < 0.2
+        lb.set_delay("eth0", 400)
+        # Within 100 ms of the change the relay reads it: queries from then on wait.
+        assert until(lambda t: t >= 0.8, "800 ms round trips") < 1.2
+        lb.delay_file("eth0").write_text("fast\n")
+        # The second query starts 800 ms after the write, long after the relay read it.
+        assert round_trip() >= 0.8 and round_trip() >= 0.8
+        lb.set_delay("eth0", 5)
+        until(lambda t: t < 0.2, "the built 10 ms round trip back")
+        assert lb.relays["eth0"].running()
+        with pytest.raises(ValueError):
+            lb.set_delay("wlan0", 100)
+        with pytest.raises(ValueError):
+            lb.set_delay("eth0", -1)
+
+
 def test_labs_without_delays_have_no_relay(flab):
     assert tuple(flab.ns) == failoverlab.FAILOVER_ROLES and not flab.relays
     assert flab.peer_of("eth0") == ("eth", "up-eth0")
