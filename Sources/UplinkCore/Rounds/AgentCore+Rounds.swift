@@ -195,6 +195,10 @@ extension AgentCore {
             uplink.network.dnsServers = dns.addresses
         }
         learn(from: report, into: &uplink, now: now)
+        // A round that brings a failed uplink back saw the outage's end (SYNs lost to the
+        // cut, answered on their retransmission): not the link's quality, which would
+        // then read lossy and keep the ceilings, so that a second cut is found late.
+        let cameBack = !uplink.isOnline && uplink.machine.assessment.verdict != .unknown
         var actions: [Action] = []
         switch round.purpose {
         case .light, .liveness:
@@ -211,7 +215,7 @@ extension AgentCore {
             probe.exchangeLimitMilliseconds = round.exchangeLimitMilliseconds
             return probe
         }
-        uplink.quality.roundFinished(timed, online: uplink.isOnline, settled: uplink.isSettledOnline,
+        uplink.quality.roundFinished(timed, online: uplink.isOnline && !cameBack, settled: uplink.isSettledOnline,
                                      thresholds: policy.quality, onlineFamilies: { families[$0]?.verdict == .online }, at: now)
         if let rerun { uplink.requestFullRound(rerun, now: now) }
         // The session's end is near: a full round (the one that asks the API) by then.
@@ -316,7 +320,13 @@ extension AgentCore {
     private func learn(from report: RoundReport, into uplink: inout Uplink, now: Instant) {
         for probe in report.probes where probe.judgement == .valid {
             // A bare handshake is no HTTP exchange: its time would shorten the limits.
-            if report.purpose != .liveness { uplink.exchangeTimes.add(sampleMilliseconds: probe.exchangeMilliseconds) }
+            // One whose first SYN went unanswered waited out the retransmission (Karn's
+            // rule): a round that validated while a cut path came back would otherwise
+            // stretch the limits to seconds, and a second cut soon after is found that late.
+            let retransmitted = probe.connectMilliseconds.map { $0 >= HandshakeSample.firstRetransmissionMilliseconds } ?? false
+            if report.purpose != .liveness && !retransmitted {
+                uplink.exchangeTimes.add(sampleMilliseconds: probe.exchangeMilliseconds)
+            }
             if let lookup = probe.dnsMilliseconds { uplink.lookupTimes.add(sampleMilliseconds: lookup) }
             if let host = probe.host, let ttl = probe.dnsTTLSeconds, let bounds = configuration.dns.answerReuseMilliseconds {
                 uplink.answers.store(probe.addresses, for: DNSAnswerCache.Key(host: host, family: probe.family),

@@ -233,6 +233,38 @@ struct QuickFailoverTests {
         #expect(proving.count >= 10 && proving.allSatisfy { $0.purpose == .light }, "\(proving.map(\.purpose))")
     }
 
+    @Test func aPathThatCameBackOnRetransmittedSYNsKeepsItsShortLimits() {
+        var driver = builtIn()
+        driver.links([uplink("eth0", index: 2, kind: .ethernet), uplink("wlan0", index: 3, kind: .wifi)])
+        driver.answerAll()
+        driver.advance(to: 20_000)
+        driver.dead = ["eth0"]
+        driver.advance(to: 30_000)
+        #expect(driver.core.primary == "wlan0")
+        // The cut ends while rounds are under way: their handshakes connect on the
+        // SYN retransmitted a second later, and the rounds validate.
+        driver.dead = []
+        driver.firstSYNLossPercent["eth0"] = 100
+        var back = 30_000
+        while driver.core.verdict(of: "eth0")?.verdict != .online && back < 120_000 {
+            back += 500
+            driver.advance(to: back)
+        }
+        #expect(driver.core.verdict(of: "eth0")?.verdict == .online)
+        #expect(driver.plans(of: "eth0", .full).suffix(2).allSatisfy { $0.timeoutMilliseconds > 1_010 })
+        driver.firstSYNLossPercent["eth0"] = 0
+        let before = driver.plans(of: "eth0").count
+        driver.advance(to: back + 40_000)
+        // Those waits were the retransmission's, not the path's (Karn's rule): light and
+        // liveness rounds after it keep their floors, so a second cut is found as fast.
+        let after = driver.plans(of: "eth0").dropFirst(before)
+        #expect(after.contains { $0.purpose == .light })
+        #expect(after.filter { $0.purpose == .light }.allSatisfy { $0.timeoutMilliseconds == AgentCore.exchangeFloorMilliseconds },
+                "\(after.map { "\($0.purpose) \($0.timeoutMilliseconds)" })")
+        #expect(after.filter { $0.purpose == .liveness }.allSatisfy {
+            $0.timeoutMilliseconds == AgentCore.confirmationFloorMilliseconds })
+    }
+
     @Test func anUplinkInDoubtIsLookedAtEvery10sAtMostNotEvery30s() {
         let settings = Configuration().probingSettings(for: "eth0", kind: .ethernet, metered: false)
         #expect(settings.recheckIntervalMilliseconds == 10_000)
