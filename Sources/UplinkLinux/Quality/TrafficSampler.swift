@@ -7,6 +7,7 @@ final class TrafficSampler {
     /// The next sample, and whose.
     private var timer: (id: EventLoop.TimerID, interface: InterfaceName)?
     private var ownTraffic: [(InterfaceName) -> (sent: UInt64, received: UInt64)] = []
+    private var filter = OwnTrafficFilter()
 
     init(agent: Agent) {
         self.agent = agent
@@ -40,15 +41,17 @@ final class TrafficSampler {
 
     private func sample(_ interface: InterfaceName) {
         guard let packets = agent.adapters.traffic.packets(of: interface) else { return schedule() }
-        // The agent's own connections' packets are left out (both counts only grow).
-        var received = packets.received, transmitted = packets.transmitted
+        // The agent's own connections' packets are left out.
+        var own = OwnTrafficFilter.Counts(received: 0, transmitted: 0)
         for source in ownTraffic {
-            let own = source(interface)
-            received -= min(received, own.received)
-            transmitted -= min(transmitted, own.sent)
+            let counts = source(interface)
+            own.received += counts.received
+            own.transmitted += counts.sent
         }
-        let actions = agent.core.trafficSampled(interface, receivedPackets: received,
-                                                transmittedPackets: transmitted, now: agent.now())
+        let counts = filter.filtered(interface, device: .init(received: packets.received, transmitted: packets.transmitted),
+                                     own: own)
+        let actions = agent.core.trafficSampled(interface, receivedPackets: counts.received,
+                                                transmittedPackets: counts.transmitted, now: agent.now())
         // Most samples change nothing: only the next one is due then.
         guard !actions.isEmpty else { return schedule() }
         agent.perform(actions)
