@@ -112,6 +112,7 @@ RECOVER_AFTER_S = 120.0                              # the agent's default recov
 METERED_INTERVAL_S = 1200.0                          # a metered backup's default interval: 20 min
 LADDER_WAIT_S = METERED_INTERVAL_S + RECOVER_AFTER_S + 180.0
 BACK_ONLINE_WAIT_S = 180.0
+MISFITS = 20                                         # draws that do not fit before a window ends
 REAL = ("outage", "carrier")
 DEGRADING = {"loss": ("percent", 10), "latency": ("rtt_ms", 500)}   # README: degraded at 10 % loss or 500 ms
 BASE_DELAY_MS = 5
@@ -209,12 +210,15 @@ class Gateway(threading.Thread):
         t0, start = time.time(), sample_agent(run.pid)
         bytes0 = lab.counters()
         deadline = t0 + self.window_s
-        while self.kinds:
+        misfits = 0
+        while self.kinds and misfits < MISFITS:
             gap = min(max(10.0, self.rng.expovariate(1 / self.args.gap)), 3 * self.args.gap)
             kind = self.rng.choices([k for k, _ in self.kinds], weights=[w for _, w in self.kinds])[0]
             length = self.length(kind)
             if time.time() + gap + length > deadline:
-                break
+                # A long event (a ladder) that no longer fits: draw another.
+                misfits += 1
+                continue
             time.sleep(gap)
             try:
                 # Each event starts from the healthy state (eth0 primary): flap damping
