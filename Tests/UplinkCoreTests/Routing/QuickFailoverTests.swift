@@ -211,20 +211,32 @@ struct QuickFailoverTests {
         #expect(driver.plans(of: "eth0", .liveness).count == before)
     }
 
-    @Test func aHeldDownUplinkProvesItselfWithLightRounds() {
-        var driver = builtIn { $0.agent.holdDownMilliseconds = 30_000 }
+    /// eth0 and wlan0, eth0 primary, then eth0's path dead from 20 s: wlan0 took over at 30 s.
+    private func cutAt20s(_ change: (inout Configuration) -> Void = { _ in }) -> CoreDriver {
+        var driver = builtIn(change)
         driver.links([uplink("eth0", index: 2, kind: .ethernet), uplink("wlan0", index: 3, kind: .wifi)])
         driver.answerAll()
         driver.advance(to: 20_000)
         driver.dead = ["eth0"]
         driver.advance(to: 30_000)
         #expect(driver.core.primary == "wlan0")
-        driver.dead = []
+        return driver
+    }
+
+    /// Advances in 500-ms steps from 30 s until eth0 is online (2 minutes at most): when.
+    private func untilEth0Online(_ driver: inout CoreDriver) -> Int {
         var back = 30_000
         while driver.core.verdict(of: "eth0")?.verdict != .online && back < 120_000 {
             back += 500
             driver.advance(to: back)
         }
+        return back
+    }
+
+    @Test func aHeldDownUplinkProvesItselfWithLightRounds() {
+        var driver = cutAt20s { $0.agent.holdDownMilliseconds = 30_000 }
+        driver.dead = []
+        let back = untilEth0Online(&driver)
         // Back online, and held down for 30 s from there.
         #expect(driver.core.verdict(of: "eth0")?.verdict == .online && driver.core.primary == "wlan0")
         let before = driver.plans(of: "eth0").count
@@ -234,22 +246,12 @@ struct QuickFailoverTests {
     }
 
     @Test func aPathThatCameBackOnRetransmittedSYNsKeepsItsShortLimits() {
-        var driver = builtIn()
-        driver.links([uplink("eth0", index: 2, kind: .ethernet), uplink("wlan0", index: 3, kind: .wifi)])
-        driver.answerAll()
-        driver.advance(to: 20_000)
-        driver.dead = ["eth0"]
-        driver.advance(to: 30_000)
-        #expect(driver.core.primary == "wlan0")
+        var driver = cutAt20s()
         // The cut ends while rounds are under way: their handshakes connect on the
         // SYN retransmitted a second later, and the rounds validate.
         driver.dead = []
         driver.firstSYNLossPercent["eth0"] = 100
-        var back = 30_000
-        while driver.core.verdict(of: "eth0")?.verdict != .online && back < 120_000 {
-            back += 500
-            driver.advance(to: back)
-        }
+        let back = untilEth0Online(&driver)
         #expect(driver.core.verdict(of: "eth0")?.verdict == .online)
         #expect(driver.plans(of: "eth0", .full).suffix(2).allSatisfy { $0.timeoutMilliseconds > 1_010 })
         driver.firstSYNLossPercent["eth0"] = 0
