@@ -100,6 +100,7 @@ from mqttlab import MqttBroker  # noqa: E402
 import modemrig  # noqa: E402
 from bench_compare import parse_bench_args  # noqa: E402
 from bench_failover import lab_bench_header, progress  # noqa: E402
+from bench_modem import is_reconnect  # noqa: E402
 from failoverlab import FailoverLab  # noqa: E402
 
 FULL = {"gateways": 30, "hours": 2.0, "gap": 300.0, "max_outage": 600.0}
@@ -107,7 +108,6 @@ SMOKE = {"gateways": 2, "hours": 0.015, "gap": 10.0, "max_outage": 20.0}
 KINDS = (("outage", 0.15), ("carrier", 0.1), ("loss", 0.2), ("blip", 0.15), ("portal", 0.1),
          ("latency", 0.15), ("dns", 0.1), ("broker", 0.1), ("registration", 0.1), ("ladder", 0.1))
 MODEM_KINDS = ("registration", "ladder")
-RECONNECT_PREFIXES = ("AT+CGACT=0", "ATH")          # the ladder's first step, as bench_modem.py
 RECOVER_AFTER_S = 120.0                              # the agent's default recover-after
 METERED_INTERVAL_S = 1200.0                          # a metered backup's default interval: 20 min
 LADDER_WAIT_S = METERED_INTERVAL_S + RECOVER_AFTER_S + 180.0
@@ -143,6 +143,20 @@ def sample_agent(pid):
     return {"rss": rss, "fds": fds, "children": children, "cpu": cpu}
 
 
+def is_modem_gateway(index, args) -> bool:
+    """Gateways 1, 5, 9 ... (all with --every-feature) have the modem and every feature."""
+    return args.every_feature or index % 4 == 1
+
+
+def seconds_until(predicate, since: float, bound_s: float, poll_s: float):
+    """Seconds from `since` until predicate() holds, polled; None when not within bound_s."""
+    while time.time() < since + bound_s:
+        if predicate():
+            return time.time() - since
+        time.sleep(poll_s)
+    return None
+
+
 class Gateway(threading.Thread):
     """One lab, one agent, one schedule."""
 
@@ -151,7 +165,7 @@ class Gateway(threading.Thread):
         self.index, self.binary, self.dir, self.args = index, binary, workdir / f"gw{index}", args
         self.window_s = deadline_after_settle_s
         self.traffic = TRAFFIC[index % len(TRAFFIC)]
-        self.modem = (args.every_feature or index % 4 == 1) and args.modems
+        self.modem = is_modem_gateway(index, args) and args.modems
         self.mqtt = args.every_feature or index % 2 == 1
         self.kinds = [(k, w) for k, w in KINDS if k in args.kinds and (k != "broker" or self.mqtt)
                       and (k not in MODEM_KINDS or self.modem)]
@@ -291,8 +305,7 @@ class Gateway(threading.Thread):
             time.sleep(0.5)
             if event["detect_s"] is None and self.wwan0_verdict() not in (None, "online"):
                 event["detect_s"] = time.time() - event["start"]
-            reconnect = next((e for e in self.rig.log(mark) if "cmd" in e
-                              and e["cmd"].startswith(RECONNECT_PREFIXES)), None)
+            reconnect = next((e for e in self.rig.log(mark) if "cmd" in e and is_reconnect(e["cmd"])), None)
         event["end"] = time.time()
         lab.restore("wwan0")
         event["length"] = event["end"] - event["start"]
@@ -308,11 +321,7 @@ class Gateway(threading.Thread):
 
     def wait_wwan0_online(self, since: float):
         """Seconds from `since` until the state file says wwan0 online (None: not within 180 s)."""
-        while time.time() < since + BACK_ONLINE_WAIT_S:
-            if self.wwan0_verdict() == "online":
-                return time.time() - since
-            time.sleep(0.5)
-        return None
+        return seconds_until(lambda: self.wwan0_verdict() == "online", since, BACK_ONLINE_WAIT_S, 0.5)
 
     def connections(self) -> int:
         """Connections the agent (user `gateway`) made to the broker so far, by its log."""
@@ -324,11 +333,7 @@ class Gateway(threading.Thread):
 
     def wait_connected(self, before: int, since: float):
         """Seconds from the broker's restart to the agent's next connection (None: not within 180 s)."""
-        while time.time() < since + RECONNECT_WAIT_S:
-            if self.connections() > before:
-                return time.time() - since
-            time.sleep(0.2)
-        return None
+        return seconds_until(lambda: self.connections() > before, since, RECONNECT_WAIT_S, 0.2)
 
 
 def judge(gw):
@@ -409,10 +414,11 @@ def main() -> int:
         print(f"bench_soak: --kinds: {', '.join(unknown) or 'none given'}: not among "
               f"{', '.join(k for k, _ in KINDS)}", file=sys.stderr)
         return 2
-    args.modems = modemrig.unavailable_reason() is None
+    no_modems = modemrig.unavailable_reason()
+    args.modems = no_modems is None
     header.append("- modem gateways (ModemManager, every feature): "
-                  + (", ".join(f"gw{i}" for i in range(args.gateways) if args.every_feature or i % 4 == 1) or "none"
-                     if args.modems else f"none ({modemrig.unavailable_reason()})"))
+                  + (", ".join(f"gw{i}" for i in range(args.gateways) if is_modem_gateway(i, args)) or "none"
+                     if args.modems else f"none ({no_modems})"))
     header.append(f"- schedule: seed {args.seed}, {args.gateways} gateways, {args.hours:g} h each, "
                   f"mean gap {args.gap:g} s, outages up to {args.max_outage:g} s, kinds {','.join(args.kinds)}")
     with tempfile.TemporaryDirectory(prefix="bench-soak-") as tmp:

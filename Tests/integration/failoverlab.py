@@ -194,6 +194,12 @@ CLOUD_ROLE = "cloud"
 CLOUD_ADDR = "203.0.113.10"
 
 
+def check_delay(iface: str, ms, lowest: int):
+    """ValueError unless ms is a whole number of ms in lowest..MAX_DELAY_MS."""
+    if not isinstance(ms, int) or isinstance(ms, bool) or not lowest <= ms <= MAX_DELAY_MS:
+        raise ValueError(f"delay of {iface}: {ms!r} is not a whole number of ms in {lowest}..{MAX_DELAY_MS}")
+
+
 def unavailable_reason() -> Optional[str]:
     """What the failover lab needs beyond lab.unavailable_reason(), or None."""
     missing = missing_tools(TOOLS)
@@ -347,8 +353,7 @@ class FailoverLab(Lab):
         if unknown:
             raise ValueError(f"delays for interfaces the lab does not have: {sorted(unknown)}")
         for iface, ms in delays.items():
-            if not isinstance(ms, int) or isinstance(ms, bool) or not 0 < ms <= MAX_DELAY_MS:
-                raise ValueError(f"delay of {iface}: {ms!r} is not a whole number of ms in 1..{MAX_DELAY_MS}")
+            check_delay(iface, ms, lowest=1)
         self.delays = delays
         # One relay namespace per delayed uplink (set before Lab names the namespaces).
         self.relay_roles = {iface: f"rly{by_iface[iface].n}" for iface in sorted(delays)}
@@ -444,8 +449,7 @@ class FailoverLab(Lab):
         100 ms); set_delay(iface, lab.delays[iface]) puts the built one back."""
         if iface not in self.relay_roles:
             raise ValueError(f"{iface} has no delay relay (FailoverLab(delays=...))")
-        if not isinstance(ms, int) or isinstance(ms, bool) or not 0 <= ms <= MAX_DELAY_MS:
-            raise ValueError(f"delay of {iface}: {ms!r} is not a whole number of ms in 0..{MAX_DELAY_MS}")
+        check_delay(iface, ms, lowest=0)
         path = self.delay_file(iface)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(f"{ms}\n")

@@ -323,7 +323,7 @@ extension AgentCore {
             // One whose first SYN went unanswered waited out the retransmission (Karn's
             // rule): a round that validated while a cut path came back would otherwise
             // stretch the limits to seconds, and a second cut soon after is found that late.
-            let retransmitted = probe.connectMilliseconds.map { $0 >= HandshakeSample.firstRetransmissionMilliseconds } ?? false
+            let retransmitted = HandshakeSample(probe).map { $0.answered == 0 } ?? false
             if report.purpose != .liveness && !retransmitted {
                 uplink.exchangeTimes.add(sampleMilliseconds: probe.exchangeMilliseconds)
             }
