@@ -48,6 +48,8 @@ package struct MQTTSession: Sendable {
     private var vanished: [InterfaceName: (since: Int, uplink: UplinkStatus)] = [:]
     /// The uplink whose address the connection uses, when it is one.
     private var connectionUplink: InterfaceName?
+    /// The connection was made by the kernel's routes while there was no primary.
+    private var connectionAwaitsPrimary = false
     /// The keep-alive the connection was made with.
     private var connectionKeepAliveSeconds: Int?
     /// The Home Assistant announcement waiting for its time, and the last one sent.
@@ -103,11 +105,14 @@ package struct MQTTSession: Sendable {
 
     /// The broker accepted the connection, which uses the address of `through` (nil:
     /// not an uplink's, e.g. a LAN broker) and the keep-alive given at its CONNECT
-    /// (nil: the one this session would choose now).
-    package mutating func connected(through uplink: InterfaceName?, keepAliveSeconds: Int? = nil,
-                                   now: Int) -> [MQTTMessage] {
+    /// (nil: the one this session would choose now). `awaitingPrimary`: it reaches an
+    /// internet broker by the kernel's routes because no primary was chosen yet, and
+    /// is made again through the first primary.
+    package mutating func connected(through uplink: InterfaceName?, awaitingPrimary: Bool = false,
+                                   keepAliveSeconds: Int? = nil, now: Int) -> [MQTTMessage] {
         connected = true
         connectionUplink = uplink
+        connectionAwaitsPrimary = awaitingPrimary && uplink == nil
         connectionKeepAliveSeconds = keepAliveSeconds ?? self.keepAliveSeconds
         // What happened while away (the failover this connection was made after) goes
         // first: it is what the operator most needs, and a small message.
@@ -129,6 +134,7 @@ package struct MQTTSession: Sendable {
     package mutating func disconnected(refusedProtocol: Bool = false) {
         connected = false
         connectionUplink = nil
+        connectionAwaitsPrimary = false
         connectionKeepAliveSeconds = nil
         if refusedProtocol && protocolVersion == 5 { protocolVersion = 4 }
     }
@@ -149,8 +155,14 @@ package struct MQTTSession: Sendable {
         }
         noteVanished(state, now: now)
         guard connected else { return output }
-        if let through = connectionUplink, previousPrimary == through, state.primary != through {
-            // The events wait in the queue for the new connection.
+        // Made through an uplink that is no longer the primary (it left, or the primary
+        // moved while the connection was being made), or before there was a primary:
+        // the events wait in the queue for a connection through the primary.
+        let moved = connectionUplink.map { through in
+            state.primary != through && (previousPrimary == through
+                || (state.primary != nil && state.uplinks.contains { $0.interface == through }))
+        } ?? (connectionAwaitsPrimary && state.primary != nil)
+        if moved {
             output.reconnect = true
             return output
         }

@@ -4,17 +4,24 @@
 /// hook the main table keeps its default route through a dead uplink, and even with
 /// it a connection made before the hook ran keeps that uplink's source address. A
 /// host on a network the gateway is attached to (a broker on the LAN or on an
-/// uplink's own network, loopback) is left to the kernel's routes, as is everything
-/// while there is no primary.
+/// uplink's own network, loopback) is left to the kernel's routes. An internet host
+/// reached while there is no primary yet (the agent's first connect, before any round
+/// finished) is left to the kernel's routes too, but only until a primary is chosen:
+/// such a connection is bound to no uplink, and nothing would ever move it off a
+/// failed one.
 package enum OwnTrafficRoute: Sendable, Equatable {
     case primary(InterfaceName)
     case system
+    /// An internet host while no primary exists: the kernel's routes for now, and a
+    /// new connection once a primary is chosen.
+    case unrouted
 
     /// `links`: every interface the kernel has, with its addresses and prefixes.
     package static func of(_ address: IPAddress, links: [LinkFacts], primary: InterfaceName?) -> OwnTrafficRoute {
-        guard let primary, !address.isLoopback else { return .system }
+        guard !address.isLoopback else { return .system }
         let attached = links.contains { link in link.addresses.contains { $0.contains(address) } }
-        return attached ? .system : .primary(primary)
+        if attached { return .system }
+        return primary.map(OwnTrafficRoute.primary) ?? .unrouted
     }
 }
 

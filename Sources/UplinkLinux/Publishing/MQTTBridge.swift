@@ -183,7 +183,8 @@ package final class MQTTBridge {
         lastFailure = nil
         let through = relay != nil ? relay?.outboundInterface
             : connection.localAddress.flatMap(interfaceOfAddress).flatMap(InterfaceName.init)
-        send(session.connected(through: through, keepAliveSeconds: attemptKeepAliveSeconds, now: loop.nowMilliseconds))
+        send(session.connected(through: through, awaitingPrimary: relay?.outboundAwaitsPrimary ?? false,
+                               keepAliveSeconds: attemptKeepAliveSeconds, now: loop.nowMilliseconds))
         delivery?.connected()
         sendJournal()
         sendSummary()

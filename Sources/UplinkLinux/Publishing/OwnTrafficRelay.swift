@@ -80,6 +80,11 @@ package final class OwnTrafficRelay {
 
     /// Where the current connection left: the uplink it is bound to, or nil.
     package var outboundInterface: InterfaceName? { session?.phase == .relaying ? session?.interface : nil }
+    /// The relayed connection left by the kernel's routes for want of a primary.
+    package var outboundAwaitsPrimary: Bool { session?.phase == .relaying && session?.awaitsPrimary == true }
+    /// TCP_USER_TIMEOUT (netinet/tcp.h), and how long sent data may stay unacknowledged.
+    static let tcpUserTimeout: Int32 = 18
+    static let userTimeoutMilliseconds = 20_000
 
     /// Segments the relay's connections sent and received through each uplink, over
     /// every session (a closed session's last figures kept): the agent's own traffic,
@@ -236,6 +241,13 @@ package final class OwnTrafficRelay {
         let raw = Glibc.socket(domain, Int32(UPLINKD_SOCK_STREAM) | Int32(UPLINKD_SOCK_NONBLOCK) | Int32(UPLINKD_SOCK_CLOEXEC), 0)
         guard raw >= 0 else { return failed(session, SystemError("socket for the MQTT connection", errno: errno)) }
         let socket = FileDescriptor(owning: raw, label: "MQTT connection")
+        // A dead path ends the connection within this time even while only the agent
+        // writes to it (an event sent into a connection whose uplink died): the
+        // session then connects again through the current primary.
+        var unacknowledgedMilliseconds = UInt32(OwnTrafficRelay.userTimeoutMilliseconds)
+        setsockopt(raw, Int32(IPPROTO_TCP), OwnTrafficRelay.tcpUserTimeout, &unacknowledgedMilliseconds,
+                   socklen_t(MemoryLayout<UInt32>.size))
+        session.awaitsPrimary = route == .unrouted
         if case .primary(let uplink) = route {
             let bound = uplink.value.withCString { name in
                 setsockopt(raw, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(strlen(name) + 1))

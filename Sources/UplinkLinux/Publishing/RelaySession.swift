@@ -30,6 +30,8 @@ final class RelaySession {
     private var toClient: [UInt8] = []
     /// Where the outbound connection left: the uplink it is bound to, or nil.
     var interface: InterfaceName?
+    /// Left by the kernel's routes because there was no primary yet.
+    var awaitsPrimary = false
     var connectTimer: EventLoop.TimerID?
     /// Called once when the session ends (either side closed or failed): before its
     /// sockets close (their last figures can still be read), then after.

@@ -292,6 +292,30 @@ struct MQTTSessionTests {
         #expect(!kept.reconnect && kept.messages.contains { $0.topic == "uplinkd/gw1/event" })
     }
 
+    @Test func aConnectionMadeBeforeThereWasAPrimaryIsMadeAgainThroughTheFirst() {
+        // The agent's first connect comes before any round finished: the kernel's
+        // routes took it, bound to no uplink, and nothing else would ever move it.
+        var session = MQTTSession(settings: settings(), nodeID: "gw1")
+        _ = session.connected(through: nil, awaitingPrimary: true, now: 0)
+        let first = session.changed(state(nil, [uplink("eth0", .ethernet, .unknown)]), events: [], now: 500)
+        #expect(!first.reconnect)
+        let chosen = session.changed(state("eth0", [uplink("eth0")]), events: [primaryEvent("eth0", from: nil)], now: 1_000)
+        #expect(chosen.reconnect && session.queuedEvents == 1)
+        // Made again through eth0: the next change keeps it.
+        _ = session.connected(through: "eth0", now: 1_100)
+        #expect(!session.changed(state("eth0", [uplink("eth0"), uplink("wlan0", .wifi)]), events: [], now: 2_000).reconnect)
+    }
+
+    @Test func aConnectionBoundToAnUplinkThePrimaryLeftWhileItWasMadeIsMadeAgain() {
+        var session = MQTTSession(settings: settings(), nodeID: "gw1")
+        _ = session.changed(state("wlan0", [uplink("eth0", .ethernet, .down), uplink("wlan0", .wifi)]), events: [], now: 0)
+        // The relay bound it to eth0 just before the primary moved.
+        _ = session.connected(through: "eth0", now: 100)
+        let output = session.changed(state("wlan0", [uplink("eth0", .ethernet, .down), uplink("wlan0", .wifi)]),
+                                     events: [], now: 1_000)
+        #expect(output.reconnect)
+    }
+
     @Test func aFloodOfBirthMessagesIsAnsweredOncePerWindowAfterItsJitter() {
         var session = MQTTSession(settings: settings { $0.homeAssistant = true }, nodeID: "gw1")
         _ = session.changed(state("eth0", [uplink("eth0"), uplink("wwan0", .wwan)]), events: [], now: 0)

@@ -83,8 +83,9 @@ struct Socks5Tests {
         #expect(OwnTrafficRoute.of(IPAddress("127.0.0.1")!, links: [lan, eth0], primary: "wlan0") == .system)
     }
 
-    @Test func withoutAPrimaryEverythingIsLeftToTheKernel() {
-        #expect(OwnTrafficRoute.of(IPAddress("203.0.113.10")!, links: [lan, eth0], primary: nil) == .system)
+    @Test func withoutAPrimaryAnInternetHostIsLeftToTheKernelUntilThereIsOne() {
+        #expect(OwnTrafficRoute.of(IPAddress("203.0.113.10")!, links: [lan, eth0], primary: nil) == .unrouted)
+        #expect(OwnTrafficRoute.of(IPAddress("192.168.77.20")!, links: [lan, eth0], primary: nil) == .system)
     }
 
     @Test func prefixesAreComparedBitForBit() {
