@@ -71,6 +71,9 @@ package struct AgentCore: Sendable {
     var modemRecords: [String: ModemRecord] = [:]
     /// Data plans and the local time their cycles follow (`AgentCore+Plans.swift`).
     var metering = MeteringState()
+    /// Each uplink's flow mark slot, kept for the life of the core so a connection's
+    /// mark never comes to mean another uplink (`AgentCore+Flows.swift`).
+    var flowSlots: [InterfaceName: Int] = [:]
     /// The number of the latest hook event (the state's `decision`).
     package internal(set) var lastDecision = 0
 
@@ -164,6 +167,7 @@ package struct AgentCore: Sendable {
         let link = evaluateLink(facts)
         let (metered, settings) = resolvedSettings(of: name, kind: observed.kind, leaseSaysMetered: observed.leaseSaysMetered)
         let isNew = uplinks[name] == nil
+        if isNew { assignFlowSlot(name) }
         var uplink = uplinks[name] ?? Uplink(observed: observed, link: link, metered: metered, settings: settings, now: now)
         uplink.observed = observed
         uplink.kind = observed.kind

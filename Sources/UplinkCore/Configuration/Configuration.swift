@@ -36,6 +36,8 @@ public struct Configuration: Sendable, Equatable {
     package var export = ExportSettings()
     /// The MQTT push channel (`[mqtt]`); off unless a broker is set.
     package var mqtt = MQTTSettings()
+    /// Which uplink carries which connection (`[flows]`, `[class NAME]`).
+    package var flows = FlowSettings()
 
     public init() {}
 

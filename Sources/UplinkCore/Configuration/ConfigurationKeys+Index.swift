@@ -15,7 +15,9 @@ extension ConfigurationKeys {
             ("dns", dns.keys),
             ("export", export.keys),
             ("mqtt", mqtt.keys),
+            ("flows", flows.keys),
             ("probe NAME", probe.keys),
+            ("class NAME", flowClass.keys),
             ("kind KIND", kind.keys),
             ("interface NAME", interface.keys),
         ]

@@ -171,6 +171,7 @@ package enum ConfigurationKeys {
         ("dns", { (value: String, s: inout InterfaceSettings) throws(ValueError) in s.dnsServers = try ValueParser.addressList(value, at: 1...8) }),
         ("modem", { (value: String, s: inout InterfaceSettings) throws(ValueError) in s.modem = try ValueParser.modemBinding(value) }),
     ]) + probing.lifted(\InterfaceSettings.probing, section: "interface NAME")
+        + uplinkFlow.lifted(\InterfaceSettings.flow, section: "interface NAME")
 
     /// `[kind KIND]`: the probing keys for every uplink of a kind.
     package static let kind = probing.named("kind KIND")

@@ -47,7 +47,9 @@ public struct ConfigurationParser {
         case dns
         case export
         case mqtt
+        case flows
         case probe(name: String, line: Int, draft: ProbeDraft)
+        case flowClass(FlowClass)
         case interface(InterfaceName)
         case kind(InterfaceKind)
     }
@@ -113,7 +115,27 @@ public struct ConfigurationParser {
         try checkRecoveryLadders(configuration, error)
         try checkMQTT(configuration.mqtt, origins: origins, error: error)
         try checkPlanStarts(configuration, error)
+        try checkFlows(configuration, error)
         return configuration
+    }
+
+    /// The flow rules stay in front of the route hook's, and the tables clear of its.
+    private func checkFlows(_ configuration: Configuration,
+                            _ error: (String, [String], String) -> ConfigurationError) throws(ConfigurationError) {
+        let flows = configuration.flows, routing = configuration.agent.routing
+        guard flows.pinning else { return }
+        if flows.rulePriority + FlowSettings.slots.upperBound >= routing.rulePriority {
+            throw error("rule-priority", ["flows"],
+                        "[flows] rule-priority \(flows.rulePriority) leaves no room for its \(FlowSettings.slots.upperBound + 1) rules in front of [agent] rule-priority \(routing.rulePriority)")
+        }
+        if (flows.tableBase...(flows.tableBase + FlowSettings.slots.upperBound)).contains(routing.table) {
+            throw error("table-base", ["flows"],
+                        "[flows] table-base \(flows.tableBase) puts an uplink's table on [agent] route-table \(routing.table)")
+        }
+        if flows.protocolNumber == routing.protocolNumber {
+            throw error("route-protocol", ["flows"],
+                        "[flows] route-protocol must differ from [agent] route-protocol (\(routing.protocolNumber))")
+        }
     }
 
     /// Every ladder the layers can make climbs in order: reconnect, then reset, then
@@ -226,8 +248,21 @@ public struct ConfigurationParser {
         try finish(section, file: file, into: &configuration)
     }
 
-    /// The end of a section: a `[probe NAME]` section becomes a probe.
+    /// The end of a section: a `[probe NAME]` section becomes a probe, a `[class NAME]`
+    /// section a traffic class.
     private func finish(_ section: Section?, file: String, into configuration: inout Configuration) throws(ConfigurationError) {
+        if case .flowClass(let flowClass)? = section {
+            if let problem = flowClass.problem {
+                throw ConfigurationError(file: file, line: flowClass.line, key: nil, message: "class '\(flowClass.name)': \(problem)")
+            }
+            // A drop-in's class of the same name replaces the earlier one where it was.
+            if let earlier = configuration.flows.classes.firstIndex(where: { $0.name == flowClass.name }) {
+                configuration.flows.classes[earlier] = flowClass
+            } else {
+                configuration.flows.classes.append(flowClass)
+            }
+            return
+        }
         guard case .probe(let name, let line, let draft)? = section else { return }
         let probe: ProbeSpec
         do {
@@ -264,6 +299,11 @@ public struct ConfigurationParser {
             try ConfigurationKeys.export.apply(key, value, to: &configuration)
         case .mqtt:
             try ConfigurationKeys.mqtt.apply(key, value, to: &configuration.mqtt)
+        case .flows:
+            try ConfigurationKeys.flows.apply(key, value, to: &configuration.flows)
+        case .flowClass(var flowClass):
+            try ConfigurationKeys.flowClass.named("class \(flowClass.name)").apply(key, value, to: &flowClass)
+            section = .flowClass(flowClass)
         case .interface(let name):
             try ConfigurationKeys.interface.named("interface \(name)")
                 .apply(key, value, to: &configuration.interfaces[name, default: InterfaceSettings()])
@@ -282,6 +322,14 @@ public struct ConfigurationParser {
         case ("dns", 1): return .dns
         case ("export", 1): return .export
         case ("mqtt", 1): return .mqtt
+        case ("flows", 1): return .flows
+        case ("class", 2):
+            guard ConfigurationParser.isValidProbeName(words[1]) else {
+                throw error(file, line, nil, "class name '\(words[1].printableEscaped)' may use only letters, digits, '-', '_' and '.'")
+            }
+            var flowClass = FlowClass(name: words[1])
+            flowClass.line = line
+            return .flowClass(flowClass)
         case ("probe", 2):
             guard ConfigurationParser.isValidProbeName(words[1]) else {
                 throw error(file, line, nil, "probe name '\(words[1].printableEscaped)' may use only letters, digits, '-', '_' and '.'")
@@ -300,7 +348,7 @@ public struct ConfigurationParser {
                 throw self.error(file, line, nil, error.message)
             }
         default:
-            throw error(file, line, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [agent], [dns], [uplinks], [links], [export], [mqtt], [probe NAME], [kind KIND] or [interface NAME]")
+            throw error(file, line, nil, "unknown section [\(sectionKey.printableEscaped)]; expected [check], [agent], [dns], [uplinks], [links], [export], [mqtt], [flows], [probe NAME], [class NAME], [kind KIND] or [interface NAME]")
         }
     }
 

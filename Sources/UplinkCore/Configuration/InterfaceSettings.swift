@@ -9,6 +9,8 @@ package struct InterfaceSettings: Sendable, Equatable {
     package var modem: ModemBinding?
     /// Its own probing settings, over those of its kind.
     package var probing: ProbingOverrides
+    /// Its share of new connections (`tier`, `weight`, `spread`).
+    package var flow = UplinkFlowSettings()
 
     package init(kind: InterfaceKind? = nil, dnsServers: [IPAddress]? = nil, modem: ModemBinding? = nil,
                 probing: ProbingOverrides = ProbingOverrides()) {

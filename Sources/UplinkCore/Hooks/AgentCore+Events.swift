@@ -143,6 +143,10 @@ extension AgentCore {
                                writtenWallSeconds: now.wallSeconds, pid: pid, stopped: stopped, familyPrimaries: familyPrimaries)
         state.decision = lastDecision
         state.hooksDone = hooksDone(lastDecision)
+        if let plan = flowPlan(now: now) {
+            state.spread = plan.spreadText
+            state.provisional = plan.provisional
+        }
         return state
     }
 

@@ -62,7 +62,7 @@ extension AgentCore {
     }
 
     /// How the selector sees an uplink now.
-    private func candidate(for uplink: Uplink, now: Instant) -> PrimarySelector.Candidate {
+    func candidate(for uplink: Uplink, now: Instant) -> PrimarySelector.Candidate {
         let at = now.monotonicMilliseconds
         let damping = dampings[uplink.name] ?? FlapDamping()
         let thresholds = policy.quality

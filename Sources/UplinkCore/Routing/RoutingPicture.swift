@@ -8,18 +8,26 @@ package struct RoutingRule: Sendable, Hashable, Comparable, CustomStringConverti
     /// Routes of this prefix length or shorter found by the lookup are ignored (0:
     /// default routes); nil when the rule has none.
     package var suppressPrefixLength: Int?
+    /// The packet mark the rule matches (`fwmark MARK/MASK`); nil when it matches any.
+    package var fwmark: UInt32?
+    package var fwmask: UInt32?
 
-    package init(family: AddressFamily, priority: Int, table: Int, protocolNumber: Int, suppressPrefixLength: Int? = nil) {
+    package init(family: AddressFamily, priority: Int, table: Int, protocolNumber: Int, suppressPrefixLength: Int? = nil,
+                fwmark: UInt32? = nil, fwmask: UInt32? = nil) {
         self.family = family
         self.priority = priority
         self.table = table
         self.protocolNumber = protocolNumber
         self.suppressPrefixLength = suppressPrefixLength
+        self.fwmark = fwmark
+        self.fwmask = fwmark == nil ? nil : fwmask
     }
 
     /// As `ip rule` prints it, with the family in front (logs, `uplinkd routes`).
     package var description: String {
-        "\(family.ipFlag) rule \(priority): from all lookup \(RoutingRule.tableName(table))"
+        "\(family.ipFlag) rule \(priority): from all"
+            + (fwmark.map { " fwmark 0x\(String($0, radix: 16))" + (fwmask.map { "/0x\(String($0, radix: 16))" } ?? "") } ?? "")
+            + " lookup \(RoutingRule.tableName(table))"
             + (suppressPrefixLength.map { " suppress_prefixlength \($0)" } ?? "") + " proto \(protocolNumber)"
     }
 
@@ -34,8 +42,8 @@ package struct RoutingRule: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     package static func < (lhs: RoutingRule, rhs: RoutingRule) -> Bool {
-        (lhs.family.rawValue, lhs.priority, lhs.table, lhs.protocolNumber, lhs.suppressPrefixLength ?? -1)
-            < (rhs.family.rawValue, rhs.priority, rhs.table, rhs.protocolNumber, rhs.suppressPrefixLength ?? -1)
+        (lhs.family.rawValue, lhs.priority, lhs.table, lhs.protocolNumber, lhs.suppressPrefixLength ?? -1, lhs.fwmark ?? 0)
+            < (rhs.family.rawValue, rhs.priority, rhs.table, rhs.protocolNumber, rhs.suppressPrefixLength ?? -1, rhs.fwmark ?? 0)
     }
 }
 

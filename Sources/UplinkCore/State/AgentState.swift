@@ -94,6 +94,11 @@ public struct AgentState: Sendable, Equatable {
     /// Every decision up to this one has had its hooks run: when it equals `decision`,
     /// what the hooks do (the routes) matches the rest of the state.
     public var hooksDone = 0
+    /// With `[flows] pinning`: the uplinks new connections are shared out to, with
+    /// their weights (`eth0:3,wlan0:1`); nil without pinning.
+    public var spread: String?
+    /// The primary in doubt that new connections avoid while a round confirms it.
+    public var provisional: InterfaceName?
 
     package init(primary: InterfaceName?, uplinks: [UplinkStatus], writtenWallSeconds: Int, pid: Int, stopped: Bool = false,
                 familyPrimaries: [AddressFamily: InterfaceName] = [:]) {
@@ -110,6 +115,7 @@ public struct AgentState: Sendable, Equatable {
     package func sameContent(as other: AgentState) -> Bool {
         primary == other.primary && uplinks == other.uplinks && stopped == other.stopped
             && familyPrimaries == other.familyPrimaries && decision == other.decision && hooksDone == other.hooksDone
+            && spread == other.spread && provisional == other.provisional
     }
 
     /// `status --json`'s object, which the MQTT `state` topic carries too: one encoder

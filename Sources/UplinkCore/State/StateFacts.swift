@@ -40,6 +40,12 @@ package enum StateFacts {
         Fact(name: "hooks_done", kind: .whole,
              meaning: "every decision up to this number has had its hooks run; equal to `decision`, the routes and whatever else the hooks do match the state",
              value: { .whole($0.hooksDone) }, restore: { $0.hooksDone = $1.whole ?? 0 }),
+        Fact(name: "spread", kind: .text,
+             meaning: "with `[flows] pinning`: the uplinks new connections go to, each with its weight (`eth0:3,wlan0:1`); open connections stay on the uplink they started on; `-` without pinning",
+             value: { .text($0.spread) }, restore: { $0.spread = $1.text }),
+        Fact(name: "provisional", kind: .text,
+             meaning: "the primary while it is in doubt: new connections avoid it until a round clears or confirms it, open ones stay; `-` otherwise",
+             value: { .text($0.provisional?.value) }, restore: { $0.provisional = $1.text.flatMap(InterfaceName.init) }),
     ]
 
     /// Facts of each uplink, in the order the state file lists them.

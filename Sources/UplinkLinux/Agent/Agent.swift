@@ -9,7 +9,7 @@ import UplinkCore
 /// The agent keeps its life (start, reload, stop) and the perform loop: the core's
 /// actions carried out, the state published, the next wake-up set. Collaborators own
 /// their state and timers: `LinkIntake`, `ModemDriver`, `PlanKeeper`, `JournalKeeper`,
-/// `RoutingGuardDriver`, `ServiceNotifications` (systemd), `TrafficSampler` (the
+/// `RoutingGuardDriver`, `FlowDriver`, `ServiceNotifications` (systemd), `TrafficSampler` (the
 /// primary's counters) and `StateObservers` (the embedding API, MQTT).
 package final class Agent {
     package let loop: EventLoop
@@ -38,6 +38,7 @@ package final class Agent {
     private var plans: PlanKeeper?
     private var journal: JournalKeeper?
     private lazy var routing = RoutingGuardDriver(agent: self)
+    private(set) lazy var flows = FlowDriver(agent: self)
     private lazy var service = ServiceNotifications(agent: self, notifier: options.notifySystemd ? SystemdNotifier() : nil)
     private(set) lazy var sampler = TrafficSampler(agent: self)
     private lazy var modems = ModemDriver(agent: self)
@@ -123,6 +124,7 @@ package final class Agent {
         let hooks = options.runHooks ? "\(configuration.agent.hooksDirectory) and \(configuration.agent.vendorHooksDirectory)" : "nowhere"
         Log.notice("started; state file \(stateWriter?.path ?? "none"), hooks from \(hooks)")
         routing.start(source)
+        flows.start()
         service.start()
         linksChanged(source.links, events: [])
         // After the first look at the links: the modems' first word (even "no
@@ -180,6 +182,7 @@ package final class Agent {
         finalEvent?.configurationPath = loader?.explicitPath
         adapters.hooks.drain(finalEvent: finalEvent) { [unowned self] in
             routing.finish()
+            flows.finish()
             plans?.finish()
             journal?.finish()
             let final = core.state(now: now(), pid: Int(getpid()), stopped: true)
@@ -294,6 +297,7 @@ package final class Agent {
         exportMetrics(state, events: hookEvents)
         service.stateChanged(state)
         routing.stateChanged(state)
+        flows.stateChanged()
         if !hookEvents.isEmpty || !actions.isEmpty { observers.changed(state, events: hookEvents) }
         scheduleWake()
         sampler.schedule()

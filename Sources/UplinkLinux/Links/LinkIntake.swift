@@ -29,11 +29,11 @@ final class LinkIntake {
     /// uplinkd's own routes).
     func take(_ allLinks: [Int: LinkFacts], events allEvents: [LinkEvent]) -> (uplinks: [ObservedUplink], events: [LinkEvent]) {
         let configuration = agent.configuration
-        let own = configuration.agent.routing
-        let links = allLinks.mapValues { $0.withoutRoutes(ownedBy: own) }
+        let own = configuration.agent.routing, flows = configuration.flows.ownership
+        let links = allLinks.mapValues { $0.withoutRoutes(ownedBy: own).withoutRoutes(ownedBy: flows) }
         let events = allEvents.filter { event in
             switch event {
-            case .defaultRouteAdded(_, let route), .defaultRouteRemoved(_, let route): return !own.owns(route)
+            case .defaultRouteAdded(_, let route), .defaultRouteRemoved(_, let route): return !own.owns(route) && !flows.owns(route)
             default: return true
             }
         }

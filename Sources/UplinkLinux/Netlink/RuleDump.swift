@@ -32,6 +32,7 @@ enum RuleDump {
             family: family, priority: Int(u32(FRA_PRIORITY) ?? 0),
             table: Int(u32(FRA_TABLE) ?? UInt32(rule.table)),
             protocolNumber: Int(u8(FRA_PROTOCOL) ?? 0),
-            suppressPrefixLength: u32(FRA_SUPPRESS_PREFIXLEN).flatMap { $0 == UInt32.max ? nil : Int($0) })
+            suppressPrefixLength: u32(FRA_SUPPRESS_PREFIXLEN).flatMap { $0 == UInt32.max ? nil : Int($0) },
+            fwmark: u32(FRA_FWMARK), fwmask: u32(FRA_FWMASK))
     }
 }

@@ -22,7 +22,10 @@ final class RoutingGuardDriver {
     func start(_ source: LinkSource) {
         guard manages else { return }
         if !settings.keepOnStop { remove(from: source, why: "left by an earlier run") }
-        source.watchRouting { [unowned self] in routingMayHaveChanged() }
+        source.watchRouting { [unowned self] in
+            routingMayHaveChanged()
+            agent.flows.routingMayHaveChanged()
+        }
         // Start-up is over at the latest after ready-timeout, as for systemd.
         agent.loop.schedule(afterMilliseconds: agent.configuration.agent.readyTimeoutMilliseconds) { [weak self] in
             self?.arm()
@@ -83,8 +86,11 @@ final class RoutingGuardDriver {
     private func picture() -> RoutingPicture {
         guard let links = agent.links else { return RoutingPicture() }
         let entries = links.routingEntries(settings)
+        // The flow tables' copies of the uplinks' routes are the flow driver's to keep.
+        let flows = agent.configuration.flows.ownership
         return RoutingPicture(settings: settings, rules: entries.rules, routes: entries.routes,
-                              primaries: agent.core.familyPrimaries, links: Array(links.links.values))
+                              primaries: agent.core.familyPrimaries,
+                              links: links.links.values.map { $0.withoutRoutes(ownedBy: flows) })
     }
 
     /// Rules, routes or the primaries' routes may differ from what the hooks left.
