@@ -46,6 +46,10 @@ package struct AgentCore: Sendable {
     /// tell a dead path; a probe that connects and then runs out of time earns a
     /// second look at the ceilings.
     package static let confirmationFloorMilliseconds = 250
+    /// The floor of that round while the primary's new connections already go to the
+    /// successor (`[flows] pinning`): long enough for a round trip that stepped up
+    /// (a congested cell, bufferbloat, a satellite hop) to answer.
+    package static let patientConfirmationFloorMilliseconds = 2_000
 
     package private(set) var configuration: Configuration
     package var policy: AgentPolicy { configuration.agent }

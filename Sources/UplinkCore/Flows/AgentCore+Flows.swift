@@ -28,7 +28,8 @@ extension AgentCore {
                         primary: primary, inDoubt: inDoubt, successor: inDoubt ? successor(now: now) : nil)
     }
 
-    /// The uplink that would be primary if the primary failed now.
+    /// The uplink that would be primary if the primary failed now, or the one that
+    /// would be verified first to take over (it is being verified beside the doubt).
     private func successor(now: Instant) -> InterfaceName? {
         guard let primary = selector.primary else { return nil }
         var trial = selector
@@ -38,6 +39,6 @@ extension AgentCore {
             return candidate
         }
         _ = trial.select(from: candidates, policy: policy, now: now.monotonicMilliseconds)
-        return trial.primary == primary ? nil : trial.primary
+        return trial.primary == primary ? trial.toVerify : trial.primary
     }
 }

@@ -123,8 +123,15 @@ extension AgentCore {
         // A liveness round gives up as early: its failure only starts a full round,
         // and the time it waits is most of an idle primary's detection time.
         let confirming = (purpose == .full && uplink.doubt?.confirmsFailure == true) || purpose == .liveness
-        let exchangeFloor = confirming ? AgentCore.confirmationFloorMilliseconds : AgentCore.exchangeFloorMilliseconds
-        let lookupFloor = confirming ? AgentCore.confirmationFloorMilliseconds : AgentCore.lookupFloorMilliseconds
+        // While new connections already avoid the primary in doubt (pinned flows), the
+        // confirmation costs no connection however long it waits: it waits as long as
+        // a path whose round trip stepped up would take to answer, so a slow path is
+        // not called dead (and its open connections released).
+        let patient = purpose == .full && uplink.doubt?.confirmsFailure == true
+            && flowPlan(now: now)?.provisional == uplink.name
+        let confirmationFloor = patient ? AgentCore.patientConfirmationFloorMilliseconds : AgentCore.confirmationFloorMilliseconds
+        let exchangeFloor = confirming ? confirmationFloor : AgentCore.exchangeFloorMilliseconds
+        let lookupFloor = confirming ? confirmationFloor : AgentCore.lookupFloorMilliseconds
         let dnsCeiling = configuration.dns.timeoutMilliseconds
         return RoundPlan(
             interface: uplink.name, index: uplink.index, kind: uplink.kind, link: .probe(families), purpose: purpose,
