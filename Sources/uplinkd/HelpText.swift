@@ -82,8 +82,10 @@ wait-online: for boot ordering (network-online.target), as
   usage error. A state file whose agent stopped or is gone never satisfies it.
 
 routes: lists uplinkd's own routing entries (its rules and table, which the
-  route-failover hook keeps; [agent] route-table, rule-priority, route-protocol);
-  --remove deletes them (the agent does so at its stop unless keep-routes-on-stop).
+  route-failover hook keeps; [agent] route-table, rule-priority, route-protocol),
+  and with [flows] pinning the flow rules, tables, the nftables table inet uplinkd
+  and the connections pinned to each uplink; --remove deletes them all (the agent
+  does so at its stop unless keep-routes-on-stop).
   Exit status 0, 69 when the kernel refused (not root), 78 configuration error.
 
 resolve: NAME's addresses through IFACE's own DNS servers, found and asked as its

@@ -188,7 +188,7 @@ final class FlowDriver {
         guard !agent.configuration.agent.routing.keepOnStop else { return }
         removeRoutes(why: "at the stop")
         // Synchronously: the loop is about to end.
-        if !FlowTools.runNow([FlowTools.nft, "delete", "table", "inet", FlowRuleset.tableName]) {
+        if !FlowTools.removeTable() {
             Log.error("flows: cannot remove nftables table inet \(FlowRuleset.tableName)")
         }
     }
