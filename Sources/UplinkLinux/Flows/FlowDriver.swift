@@ -33,6 +33,8 @@ final class FlowDriver {
 
     private var settings: FlowSettings { agent.configuration.flows }
     private var enabled: Bool { agent.options.managesRouting && settings.pinning }
+    /// The agent's flow entries are in the kernel (or being put there).
+    private var active: Bool { applied != nil }
 
     /// One child's command line and input, and what to do with its result.
     private struct Step {
@@ -42,10 +44,31 @@ final class FlowDriver {
         var done: (_ succeeded: Bool, _ output: [String]) -> Void = { _, _ in }
     }
 
-    /// Leftovers of an earlier run go first; then the watch on nftables.
+    /// Leftovers of an earlier run go first (one that pinned, crashed, and was
+    /// started again without pinning too).
     func start() {
-        guard enabled else { return }
-        removeRoutes(why: "left by an earlier run")
+        guard agent.options.managesRouting else { return }
+        removeEverything(why: "left by an earlier run")
+    }
+
+    /// After every change of the core's state: the plan may have changed, or pinning
+    /// was turned on or off by a reload.
+    func stateChanged() {
+        guard agent.options.managesRouting, agent.isRunning else { return }
+        if enabled {
+            if watch == nil { startWatch() }
+            sync()
+        } else if active && !running {
+            applied = nil
+            appliedScript = nil
+            appliedRoutes = nil
+            expectedListing = nil
+            watch = nil
+            removeEverything(why: "as pinning is off now")
+        }
+    }
+
+    private func startWatch() {
         do {
             let watch = try NftablesWatch(loop: agent.loop)
             try watch.start { [unowned self] in tableMayHaveChanged() }
@@ -53,12 +76,6 @@ final class FlowDriver {
         } catch {
             Log.warning("flows: cannot watch nftables for changes (\(error)); a removed table is put back only at the next change")
         }
-    }
-
-    /// After every change of the core's state: the plan may have changed.
-    func stateChanged() {
-        guard enabled, agent.isRunning else { return }
-        sync()
     }
 
     /// The link source saw rules or routes change (ours, or someone else's).
@@ -181,24 +198,29 @@ final class FlowDriver {
     /// At the stop, once the hooks ran: the table, rules and routes go, unless
     /// `keep-routes-on-stop` (pinned connections then keep their uplinks meanwhile).
     func finish() {
-        guard enabled else { return }
+        guard active else { return }
         watch = nil
         if let checkTimer { agent.loop.cancel(checkTimer) }
         checkTimer = nil
         guard !agent.configuration.agent.routing.keepOnStop else { return }
-        removeRoutes(why: "at the stop")
-        // Synchronously: the loop is about to end.
-        if !FlowTools.removeTable() {
-            Log.error("flows: cannot remove nftables table inet \(FlowRuleset.tableName)")
-        }
+        removeEverything(why: "at the stop")
     }
 
-    private func removeRoutes(why: String) {
+    /// The rules and routes (netlink), then the table: synchronously, at the start,
+    /// the stop or when pinning was turned off.
+    private func removeEverything(why: String) {
         do {
             let removed = try RoutingEntries.remove(ownedBy: settings.ownership)
             if !removed.isEmpty { Log.notice("flows: removed rules and routes \(why): \(removed.joined(separator: "; "))") }
         } catch {
             Log.error("flows: cannot remove rules and routes \(why): \(error)")
+        }
+        if FlowTools.tableExists {
+            if FlowTools.removeTable() {
+                Log.notice("flows: removed nftables table inet \(FlowRuleset.tableName) \(why)")
+            } else {
+                Log.error("flows: cannot remove nftables table inet \(FlowRuleset.tableName) \(why)")
+            }
         }
     }
 }
