@@ -78,6 +78,8 @@ package struct AgentCore: Sendable {
     /// Each uplink's flow mark slot, kept for the life of the core so a connection's
     /// mark never comes to mean another uplink (`AgentCore+Flows.swift`).
     var flowSlots: [InterfaceName: Int] = [:]
+    /// Connections pinned to each uplink, as the runtime last counted them.
+    var pinnedCounts: [InterfaceName: Int]?
     /// The number of the latest hook event (the state's `decision`).
     package internal(set) var lastDecision = 0
 

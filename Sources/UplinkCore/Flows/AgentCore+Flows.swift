@@ -8,6 +8,11 @@ extension AgentCore {
         flowSlots[name] = FlowSettings.slots.first { !taken.contains($0) }
     }
 
+    /// The runtime counted the connections pinned to each uplink (by slot).
+    package mutating func flowsCounted(bySlot counts: [Int: Int]) {
+        pinnedCounts = Dictionary(uniqueKeysWithValues: flowSlots.map { ($0.key, counts[$0.value] ?? 0) })
+    }
+
     /// The plan now; nil unless `[flows] pinning` is on.
     package func flowPlan(now: Instant) -> FlowPlan? {
         let settings = configuration.flows

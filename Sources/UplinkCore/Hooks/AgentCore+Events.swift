@@ -170,6 +170,7 @@ extension AgentCore {
                 flapPenalty: Int((dampings[name]?.penalty(at: at, settings: policy.damping) ?? 0).rounded()),
                 suppressed: dampings[name]?.suppressed ?? false),
             session: uplink.session ?? CaptivePortalSession(), modem: modemStatus(for: name),
-            plan: planStatus(for: name), standby: uplink.settings.metering.standby)
+            plan: planStatus(for: name), standby: uplink.settings.metering.standby,
+            pinnedConnections: configuration.flows.pinning ? pinnedCounts?[name] ?? pinnedCounts.map { _ in 0 } : nil)
     }
 }

@@ -110,6 +110,9 @@ package enum PrometheusText {
             },
             perUplink("uplinkd_uplink_suppressed", "1 while flap damping keeps the uplink from being primary, else 0.",
                       .gauge) { flag($0.quality.suppressed) },
+            perUplink("uplinkd_uplink_pinned_connections",
+                      "Connections pinned to the uplink ([flows] pinning), as conntrack counted them at most 30 s ago.",
+                      .gauge) { $0.pinnedConnections.map(String.init) },
         ]
     }
 

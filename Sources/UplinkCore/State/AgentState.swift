@@ -28,13 +28,16 @@ public struct UplinkStatus: Sendable, Equatable {
     package var plan: PlanStatus?
     /// How it waits as a backup (`standby`).
     package var standby: Standby = .hot
+    /// Connections pinned to it (`[flows] pinning`), as last counted.
+    package var pinnedConnections: Int?
 
     package init(interface: InterfaceName, kind: InterfaceKind, verdict: Verdict, reason: Reason, sinceWallSeconds: Int,
                 ipv4: Verdict? = nil, ipv6: Verdict? = nil, bytesToday: Int = 0, budgetBytes: Int? = nil,
                 budgetExhausted: Bool = false, portalURL: String? = nil, ipv4Reason: Reason? = nil,
                 ipv6Reason: Reason? = nil, dnsSource: DNSSource? = nil, metered: Bool = false,
                 quality: UplinkQualityStatus = UplinkQualityStatus(), session: CaptivePortalSession = CaptivePortalSession(),
-                modem: ModemStatus? = nil, plan: PlanStatus? = nil, standby: Standby = .hot) {
+                modem: ModemStatus? = nil, plan: PlanStatus? = nil, standby: Standby = .hot, pinnedConnections: Int? = nil) {
+        self.pinnedConnections = pinnedConnections
         self.plan = plan
         self.standby = standby
         self.session = session

@@ -49,7 +49,7 @@ package enum StateFacts {
     ]
 
     /// Facts of each uplink, in the order the state file lists them.
-    package static let uplink: [Fact<UplinkStatus>] = verdict + cost + quality + modem + plan + [standby]
+    package static let uplink: [Fact<UplinkStatus>] = verdict + cost + quality + modem + plan + [standby, pinned]
 
     static let verdict: [Fact<UplinkStatus>] = [
         Fact(name: "kind", kind: .text, meaning: "`ethernet`, `wifi`, `wwan` or `other`",
@@ -170,6 +170,11 @@ package enum StateFacts {
     static let standby = Fact<UplinkStatus>(
         name: "standby", kind: .text, meaning: "how it waits as a backup: `hot`, `warm` or `cold`",
         value: { .text($0.standby.rawValue) }, restore: { $0.standby = $1.text.flatMap(Standby.init) ?? .hot })
+
+    static let pinned = Fact<UplinkStatus>(
+        name: "pinned", kind: .whole,
+        meaning: "with `[flows] pinning`: the connections pinned to it, as conntrack counted them at most 30 s ago; `-` without pinning or before the first count",
+        value: { .whole($0.pinnedConnections) }, restore: { $0.pinnedConnections = $1.whole })
 
     /// A time read back: seconds since the epoch that make sense (readers subtract them
     /// from now), else none.

@@ -36,13 +36,19 @@ final class FlowDriver {
     /// The agent's flow entries are in the kernel (or being put there).
     private var active: Bool { applied != nil }
 
-    /// One child's command line and input, and what to do with its result.
+    /// One child's command line and input, and what to do with its result: its lines
+    /// collected (at most 10,000), or each given to `eachLine`.
     private struct Step {
         var name: String
         var arguments: [String]
         var input: String = ""
         var done: (_ succeeded: Bool, _ output: [String]) -> Void = { _, _ in }
+        var eachLine: ((String) -> Void)?
     }
+
+    /// How often the connections pinned to each uplink are counted.
+    static let countIntervalMilliseconds = 30_000
+    private var countTimer: EventLoop.TimerID?
 
     /// Leftovers of an earlier run go first (one that pinned, crashed, and was
     /// started again without pinning too).
@@ -57,6 +63,7 @@ final class FlowDriver {
         guard agent.options.managesRouting, agent.isRunning else { return }
         if enabled {
             if watch == nil { startWatch() }
+            if countTimer == nil { scheduleCount(afterMilliseconds: 1_000) }
             sync()
         } else if active && !running {
             applied = nil
@@ -150,6 +157,22 @@ final class FlowDriver {
         applied = plan
     }
 
+    /// Counts the connections of each mark in conntrack, for the `pinned` facts.
+    private func scheduleCount(afterMilliseconds delay: Int) {
+        countTimer = agent.loop.schedule(afterMilliseconds: delay) { [weak self] in
+            guard let self, enabled, agent.isRunning else { return }
+            var counts: [Int: Int] = [:]
+            enqueue(Step(name: "conntrack -L", arguments: [FlowTools.conntrack, "-L"], done: { [unowned self] ok, _ in
+                guard ok, agent.isRunning else { return }
+                agent.core.flowsCounted(bySlot: counts)
+                agent.perform([])
+            }, eachLine: { line in
+                if let slot = FlowTools.slot(ofConntrackLine: line) { counts[slot, default: 0] += 1 }
+            }))
+            scheduleCount(afterMilliseconds: FlowDriver.countIntervalMilliseconds)
+        }
+    }
+
     /// Deletes the conntrack entries of `member`'s mark: their next packets take the
     /// current choice at once instead of waiting on a dead uplink.
     private func release(_ member: FlowPlan.Member) {
@@ -181,7 +204,9 @@ final class FlowDriver {
         do {
             _ = try ChildProcess(loop: agent.loop, name: step.name, arguments: step.arguments, environment: [ChildProcess.searchPath],
                                  input: Array(step.input.utf8), timeoutMilliseconds: 10_000,
-                                 onLine: { line in if output.count < 10_000 { output.append(line) } },
+                                 onLine: { line in
+                                     if let eachLine = step.eachLine { eachLine(line) } else if output.count < 10_000 { output.append(line) }
+                                 },
                                  completion: { [unowned self] termination in
                                      running = false
                                      step.done(termination.status == 0 && !termination.timedOut, output)
@@ -198,10 +223,11 @@ final class FlowDriver {
     /// At the stop, once the hooks ran: the table, rules and routes go, unless
     /// `keep-routes-on-stop` (pinned connections then keep their uplinks meanwhile).
     func finish() {
+        for timer in [checkTimer, countTimer].compactMap({ $0 }) { agent.loop.cancel(timer) }
+        checkTimer = nil
+        countTimer = nil
         guard active else { return }
         watch = nil
-        if let checkTimer { agent.loop.cancel(checkTimer) }
-        checkTimer = nil
         guard !agent.configuration.agent.routing.keepOnStop else { return }
         removeEverything(why: "at the stop")
     }

@@ -61,12 +61,17 @@ package enum FlowTools {
         guard let listing = capture([conntrack, "-L"], limitBytes: 64 << 20) else { return nil }
         var counts: [Int: Int] = [:]
         for line in listing.split(separator: "\n") {
-            guard let field = line.split(separator: " ").first(where: { $0.hasPrefix("mark=") }),
-                  let mark = UInt32(field.dropFirst(5)) else { continue }
-            let slot = Int((mark & FlowSettings.markMask) >> FlowSettings.markShift)
-            if slot > 0 { counts[slot, default: 0] += 1 }
+            if let slot = slot(ofConntrackLine: line) { counts[slot, default: 0] += 1 }
         }
         return counts
+    }
+
+    /// The uplink slot of one `conntrack -L` line's `mark=N`, nil for none.
+    static func slot<Line: StringProtocol>(ofConntrackLine line: Line) -> Int? {
+        guard let field = line.split(separator: " ").first(where: { $0.hasPrefix("mark=") }),
+              let mark = UInt32(field.dropFirst(5)) else { return nil }
+        let slot = Int((mark & FlowSettings.markMask) >> FlowSettings.markShift)
+        return slot > 0 ? slot : nil
     }
 
     /// Whether the nftables table of the flows exists.

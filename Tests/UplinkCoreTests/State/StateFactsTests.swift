@@ -22,7 +22,7 @@ struct StateFactsTests {
             modem: ModemStatus(modem, recoveryStep: .reset, recoveriesTotal: 2),
             plan: PlanStatus(received: 600_000, sent: 200_000, limitBytes: 1_000_000, cycleStartWallSeconds: 1_793_491_200,
                              cycleEndWallSeconds: 1_796_083_200, atCap: .down, capped: false),
-            standby: .cold)
+            standby: .cold, pinnedConnections: 17)
     }
 
     private func state(_ uplinks: [UplinkStatus]) -> AgentState {
@@ -30,6 +30,8 @@ struct StateFactsTests {
                                familyPrimaries: [.ipv4: "eth0", .ipv6: "wlan0"])
         state.decision = 7
         state.hooksDone = 6
+        state.spread = "eth0:3,wlan0:1"
+        state.provisional = "eth0"
         return state
     }
 
