@@ -15,6 +15,10 @@ The binary is $UPLINKD, or <repo>/.build/debug/uplinkd.
 - a broker in the cloud, with and without the shipped route hook: after eth0's cut
   a `state` naming wwan0 reaches the subscriber while eth0 is still cut (the agent's
   own connection follows the primary), the failover event with it;
+- the same broker with a working Wi-Fi backup (no keep-alive change at a failover):
+  three cuts, the first after start among them, each delivering the primary event
+  within 2 s of the primary hook (the agent's first connection, made before any
+  primary existed, is made again through the first one);
 - no false failover with one sequential client under 2 % loss on eth0: the lone-packet
   alarms loss raises are disproved by full rounds.
 
@@ -170,6 +174,81 @@ def test_the_failover_reaches_a_cloud_broker_during_the_outage(cloud_flab, tmp_p
                                                 and e.primary == "wwan0"), None), 30, "the primary hook for wwan0")
         print(f"\n{'with' if route_hook else 'without'} the route hook: state at the subscriber "
               f"{seen.t - hook.t:.2f} s after the primary hook (figures: the benchmark)")
+    finally:
+        if run is not None:
+            run.close()
+        if subscriber is not None:
+            subscriber.stop()
+        broker.destroy()
+
+
+@pytest.fixture
+def open_cloud_flab(failover_ok):
+    """A cloud lab whose Wi-Fi works: the unmetered wlan0 is the backup, so a failover
+    changes no keep-alive and nothing but the primary itself can move the agent's
+    MQTT connection."""
+    reason = mqttlab.unavailable_reason()
+    if reason is not None:
+        skip_or_fail(reason, "the MQTT broker")
+    with FailoverLab(cloud=True) as lb:
+        yield lb
+
+
+@pytest.mark.parametrize("route_hook", [True, False], ids=["route-hook", "no-route-hook"])
+def test_every_cut_reaches_a_cloud_broker_the_first_after_start_too(open_cloud_flab, tmp_path, route_hook):
+    """The agent's first MQTT connection is made before any round finished (no primary
+    yet): it must still move when the primary fails. Three cuts of eth0, each
+    delivering the primary event at the cloud subscriber within 2 s of the primary
+    hook while eth0 is still cut."""
+    lb = open_cloud_flab
+    broker = MqttBroker(lb, tmp_path / "broker", cloud=True)
+    broker.build().start()
+    subscriber = None
+    run = None
+    try:
+        subscriber = Subscriber(broker, ["uplinkd/#"], tmp_path / "sub.log")
+        credentials = broker.credentials_file(tmp_path / "mqtt-credentials")
+        config = lb.agent_config(sections={"agent": {"flap-penalty": "0", "hold-down": "5s"}}) \
+            + broker.mqtt_section(credentials, node="gw1")
+        try:
+            run = AgentRun(lb, tmp_path / "agent", config, hooks=lb.agent_hooks() if route_hook else {})
+        except AgentError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        run.start(timed=True)
+        online = ("eth0", "wlan0", "wwan0")
+        if route_hook:
+            ok(failoverlab.wait_settled, run, lb, SETTLE_S, online=online)
+        else:
+            ok(run.wait_state, lambda s: s["primary"] == "eth0"
+               and all(s["uplinks"][i]["verdict"] == "online" for i in online), SETTLE_S, "eth0 primary, all online")
+        ok(run.wait_until, lambda: any(m.topic == "uplinkd/gw1/state" and json.loads(m.payload).get("primary") == "eth0"
+                                       for m in subscriber.messages()), 30, "the state with eth0 at the subscriber")
+        delays = []
+        for cut_number in range(1, 4):
+            cut = time.time()
+            lb.cut("eth0")
+            hook = ok(run.wait_until, lambda: next((e for e in run.events() if e.event == "primary" and e.t >= cut
+                                                    and e.primary == "wlan0"), None), 30,
+                      f"cut {cut_number}: the primary hook for wlan0")
+
+            def event_at_subscriber():
+                for m in subscriber.messages():
+                    if m.t >= cut and m.topic == "uplinkd/gw1/event":
+                        payload = json.loads(m.payload)
+                        if payload.get("event") == "primary" and payload.get("primary") == "wlan0":
+                            return m
+                return None
+            seen = ok(run.wait_until, event_at_subscriber, 10, f"cut {cut_number}: the primary event at the cloud subscriber")
+            if seen.t - hook.t > 2.0:
+                fail(run, f"cut {cut_number}: the primary event reached the subscriber {seen.t - hook.t:.2f} s after the "
+                          "primary hook (at most 2 s)")
+            delays.append(seen.t - hook.t)
+            restored = time.time()
+            lb.restore("eth0")
+            ok(run.wait_until, lambda: next((e for e in run.events() if e.event == "primary" and e.t >= restored
+                                             and e.primary == "eth0"), None), 60, f"cut {cut_number}: eth0 primary again")
+        print(f"\n{'with' if route_hook else 'without'} the route hook: primary event at the cloud subscriber "
+              + ", ".join(f"{d * 1000:.0f} ms" for d in delays) + " after the primary hook")
     finally:
         if run is not None:
             run.close()

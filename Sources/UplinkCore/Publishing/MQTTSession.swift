@@ -128,6 +128,17 @@ package struct MQTTSession: Sendable {
         return messages
     }
 
+    /// The connection is made but not through the primary the session knows of: one
+    /// made before there was a primary, or bound to an uplink the primary left while
+    /// it was being made. (A connection through a LAN interface is where it belongs.)
+    package var wantsNewConnection: Bool {
+        guard connected, let state, let primary = state.primary else { return false }
+        if let through = connectionUplink {
+            return through != primary && state.uplinks.contains { $0.interface == through }
+        }
+        return connectionAwaitsPrimary
+    }
+
     /// The connection ended or could not be made. `refusedProtocol`: the broker said
     /// it does not speak this MQTT version (an MQTT 3.1.1 broker answering a 5
     /// CONNECT); the next connect uses 3.1.1.
@@ -155,14 +166,11 @@ package struct MQTTSession: Sendable {
         }
         noteVanished(state, now: now)
         guard connected else { return output }
-        // Made through an uplink that is no longer the primary (it left, or the primary
-        // moved while the connection was being made), or before there was a primary:
-        // the events wait in the queue for a connection through the primary.
-        let moved = connectionUplink.map { through in
-            state.primary != through && (previousPrimary == through
-                || (state.primary != nil && state.uplinks.contains { $0.interface == through }))
-        } ?? (connectionAwaitsPrimary && state.primary != nil)
-        if moved {
+        // Made through an uplink the primary left, or (`wantsNewConnection`) one that
+        // is not the primary, or before there was a primary: the events wait in the
+        // queue for a connection through the primary.
+        let left = connectionUplink.map { previousPrimary == $0 && state.primary != $0 } ?? false
+        if left || wantsNewConnection {
             output.reconnect = true
             return output
         }

@@ -192,6 +192,8 @@ package final class MQTTBridge {
             do { try connection.subscribe(topic) } catch { Log.warning("mqtt: \(error)") }
         }
         scheduleHeartbeat()
+        // Made before there was a primary, or the primary moved while it was made.
+        if session.wantsNewConnection { reconnect() }
     }
 
     /// A connection is being given up on purpose; connect again when it has ended.
@@ -268,23 +270,32 @@ package final class MQTTBridge {
 
     private func changed(_ state: AgentState, events: [HookEvent]) {
         guard !stopping else { return }
-        let output = session.changed(state, events: events, now: loop.nowMilliseconds)
-        if output.reconnect {
-            Log.info("mqtt: connecting again (the primary moved off the connection's uplink, or its metering changed the keep-alive to \(session.keepAliveSeconds) s)")
-            session.disconnected()
-            if let heartbeatTimer { loop.cancel(heartbeatTimer) }
-            heartbeatTimer = nil
-            backoff.reset()
-            // A clean DISCONNECT first, so the broker does not send the will (a
-            // flicker of `offline`) for a connection given up on purpose; the next
-            // connect follows its callback, or this timer if none comes.
+        if !acknowledged, let relay, let through = relay.connectingThrough, let primary = state.primary, through != primary {
+            // Still being made through the uplink the primary just left: waiting for its
+            // time limit would hold the failover's event back by seconds.
             reconnectRequested = true
-            connection.disconnectWhenSent()
-            if reconnectRequested { scheduleReconnect(afterMilliseconds: 1_000) }
-            return
+            backoff.reset()
+            relay.abandonConnecting()
         }
+        let output = session.changed(state, events: events, now: loop.nowMilliseconds)
+        if output.reconnect { return reconnect() }
         send(output.messages)
         scheduleHeartbeat()
+    }
+
+    /// Gives up the connection on purpose and makes a new one (through the primary).
+    private func reconnect() {
+        Log.info("mqtt: connecting again (the primary moved off the connection's uplink, or its metering changed the keep-alive to \(session.keepAliveSeconds) s)")
+        session.disconnected()
+        if let heartbeatTimer { loop.cancel(heartbeatTimer) }
+        heartbeatTimer = nil
+        backoff.reset()
+        // A clean DISCONNECT first, so the broker does not send the will (a flicker
+        // of `offline`) for a connection given up on purpose; the next connect follows
+        // its callback, or this timer if none comes.
+        reconnectRequested = true
+        connection.disconnectWhenSent()
+        if reconnectRequested { scheduleReconnect(afterMilliseconds: 1_000) }
     }
 
     private func scheduleHeartbeat() {

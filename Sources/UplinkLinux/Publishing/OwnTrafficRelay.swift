@@ -82,6 +82,17 @@ package final class OwnTrafficRelay {
     package var outboundInterface: InterfaceName? { session?.phase == .relaying ? session?.interface : nil }
     /// The relayed connection left by the kernel's routes for want of a primary.
     package var outboundAwaitsPrimary: Bool { session?.phase == .relaying && session?.awaitsPrimary == true }
+    /// The uplink a connection still being made is bound to.
+    package var connectingThrough: InterfaceName? { session?.phase == .connecting ? session?.interface : nil }
+
+    /// Gives up the connection being made (its uplink stopped being the primary): the
+    /// client is told it failed, and connects again.
+    package func abandonConnecting() {
+        guard let session, session.phase == .connecting else { return }
+        Log.info("mqtt relay: giving up the connection through \(session.interface.map { "\($0)" } ?? "the kernel's routes"): not the primary any more")
+        _ = session.answer(Socks5.reply(.networkUnreachable))
+        session.close()
+    }
     /// TCP_USER_TIMEOUT (netinet/tcp.h), and how long sent data may stay unacknowledged.
     static let tcpUserTimeout: Int32 = 18
     static let userTimeoutMilliseconds = 20_000
