@@ -196,10 +196,12 @@ def open_cloud_flab(failover_ok):
 
 @pytest.mark.parametrize("route_hook", [True, False], ids=["route-hook", "no-route-hook"])
 def test_every_cut_reaches_a_cloud_broker_the_first_after_start_too(open_cloud_flab, tmp_path, route_hook):
-    """The agent's first MQTT connection is made before any round finished (no primary
-    yet): it must still move when the primary fails. Three cuts of eth0, each
-    delivering the primary event at the cloud subscriber within 2 s of the primary
-    hook while eth0 is still cut."""
+    """The agent's first MQTT connection can be made before any round finished (no
+    primary yet): it must still move when the primary fails. Made so here every time:
+    every probe endpoint is left unanswered at the start, so no uplink is online while
+    the agent connects to the broker (by the kernel's routes); then they answer.
+    Three cuts of eth0, each delivering the primary event at the cloud subscriber
+    within 2 s of the primary hook while eth0 is still cut."""
     lb = open_cloud_flab
     broker = MqttBroker(lb, tmp_path / "broker", cloud=True)
     broker.build().start()
@@ -214,8 +216,18 @@ def test_every_cut_reaches_a_cloud_broker_the_first_after_start_too(open_cloud_f
             run = AgentRun(lb, tmp_path / "agent", config, hooks=lb.agent_hooks() if route_hook else {})
         except AgentError as exc:
             pytest.fail(str(exc), pytrace=False)
-        run.start(timed=True)
         online = ("eth0", "wlan0", "wwan0")
+        for iface in online:
+            lb.block(iface, *failoverlab.BUILTIN)
+        run.start(timed=True)
+        ok(run.wait_until, lambda: any(m.topic == "uplinkd/gw1/availability" and m.payload == "online"
+                                       for m in subscriber.messages()), 30,
+           "the agent connected to the broker while no uplink is online")
+        early = run.state() or {}
+        if early.get("primary") not in (None, "", "-"):
+            fail(run, f"a primary ({early['primary']}) before any probe was answered")
+        for iface in online:
+            lb.block(iface)
         if route_hook:
             ok(failoverlab.wait_settled, run, lb, SETTLE_S, online=online)
         else:

@@ -10,6 +10,8 @@
 /// interface index, so no interface name is ever put into the script.
 package enum FlowRuleset {
     package static let tableName = "uplinkd"
+    /// The seed of the per-host hash.
+    static let hostSeed: UInt32 = 0x7570_6c6b
 
     /// The script for `plan`: deletes the table if it exists and makes it anew.
     package static func script(_ plan: FlowPlan) -> String {
@@ -86,12 +88,15 @@ package enum FlowRuleset {
             entries.append((low == high ? "\(low)" : "\(low)-\(high)") + " : goto mark_\(share.slot)")
             low = high + 1
         }
-        let map = "mod \(low) vmap { \(entries.joined(separator: ", ")) }"
+        let map = "vmap { \(entries.joined(separator: ", ")) }"
         switch sticky {
         case .flow:
-            return ["numgen random \(map)"]
+            return ["numgen random mod \(low) \(map)"]
         case .host:
-            return ["meta nfproto ipv4 jhash ip saddr \(map)", "meta nfproto ipv6 jhash ip6 saddr \(map)"]
+            // A fixed seed: nft would pick a random one each time the table is made,
+            // and every plan change (or the table put back) would move LAN hosts.
+            let hash = "mod \(low) seed \(hex(hostSeed)) \(map)"
+            return ["meta nfproto ipv4 jhash ip saddr \(hash)", "meta nfproto ipv6 jhash ip6 saddr \(hash)"]
         }
     }
 
