@@ -78,6 +78,39 @@ What the tests and the benchmark use:
   host "on the internet" (an MQTT broker in the cloud, mqttlab.MqttBroker with
   cloud=True) that the gateway reaches through whichever uplink its traffic leaves
   by. cut(iface) cuts that path too (the forward chain drops 203.0.113.0/24).
+- FailoverLab(cloud=True, upstream_nat=True): every upstream masquerades what it
+  forwards toward the cloud to its own address there (10.234.N.1), as a real
+  ISP's carrier-grade NAT does (nftables table failoverlab_cgnat in the upstream;
+  set_upstream_nat(on) switches it while the lab runs). The cloud then sees one
+  source address per uplink, so a TCP connection lives only while its packets
+  leave the gateway by the uplink it started on: moved to another uplink, it
+  reaches the cloud from another address, and the cloud answers with a reset (the
+  gateway's masquerade gives the moved packets the new uplink's address, the new
+  upstream its own) or its answers go back through the old upstream, which cannot
+  deliver them to an address of another provider (a gateway with static SNAT:
+  the connection times out). Without it, a gateway with static SNAT
+  (plansupport.snat_to_fixed_addresses) keeps a moved connection alive by an
+  asymmetric path, as no real pair of ISPs would. (Behind the lab's own masquerade
+  in gw, Linux already ends a masqueraded connection whose packets change their
+  output interface: the next packet is NATed anew, to the new uplink's address.)
+- flow_server(port) (cloud=True): tcpflow.py serve on CLOUD_ADDR:port (5002
+  unless told) in the cloud, answering each line with the role of the upstream
+  its answers go back through (by the source address it sees: 10.234.N.0/30
+  behind upstream NAT, the gateway's 10.233.N.0/24 without), e.g. "wifi"; log
+  logs/cloudflow-PORT.log. flow_clients(n, name, port, ...): n long-lived
+  tcpflow.py clients in the LAN namespace against it (each keeping one
+  connection, with its own log logs/NAME-K.log and pause file; FlowClients,
+  FlowClient); short_flows(count, port, sources, parallel): that many short
+  connections from the LAN (tcpflow.py burst), one exchange each, run to their
+  end: [ShortFlow] saying which upstream answered each.
+- FailoverLab(lan_hosts=N): the LAN namespace holds N host addresses,
+  192.168.77.2 .. 192.168.77.(N+1) (LAN_HOSTS; LAN_HOST2 is the second), as N LAN
+  hosts look to the gateway; a client given `source` (flow_clients) or `sources`
+  (short_flows) connects from them. The kernel's choice stays 192.168.77.2.
+- reload_firewall(): what `systemctl reload nftables` does on a gateway whose
+  /etc/nftables.conf holds the lab's own tables: ONE transaction that flushes the
+  whole ruleset of gw (every table, another program's too) and loads the lab's
+  masquerade and counters again (the counters start from zero).
 - http_requests(iface) / probe_requests(iface): what each upstream's HTTP server
   logged; dns_queries(iface): what its dnsmasq logged.
 - lan_client(): starts lanclient.py in the LAN namespace (LanClient).
@@ -111,12 +144,17 @@ from lab import (INTERNET_ADDR, NO_DAD, REPO_ROOT, Lab, LabError, missing_tools,
 HERE = Path(__file__).resolve().parent
 INETSERVER = HERE / "inetserver.py"
 LANCLIENT = HERE / "lanclient.py"
+TCPFLOW = HERE / "tcpflow.py"
 DELAYRELAY = HERE / "delayrelay.py"
 UDPBURST = HERE / "udpburst.py"
 HOOKS = REPO_ROOT / "hooks"
 HOOK_LIB = HOOKS / "lib" / "uplinkd-hook.sh"
 
 LAN_GW, LAN_HOST, LAN_PREFIX = "192.168.77.1", "192.168.77.2", 24
+# FailoverLab(lan_hosts=N): the first N of these are the LAN namespace's addresses.
+MAX_LAN_HOSTS = 64
+LAN_HOSTS = tuple(f"192.168.77.{i}" for i in range(2, 2 + MAX_LAN_HOSTS))
+LAN_HOST2 = LAN_HOSTS[1]
 INTERNET6_ADDR = "2001:db8:80::80"      # on every upstream's lo with FailoverLab(ipv6=True)
 INTERNET6_NET = "2001:db8:80::/48"
 # The route hook's (and the agent's) defaults: [agent] route-table, rule-priority
@@ -131,6 +169,7 @@ LOSS_TABLE = "failoverlab_loss"
 DNS_CUT_TABLE = "failoverlab_dnscut"
 COUNT_TABLE = "failoverlab_count"
 NAT_TABLE = "failoverlab_nat"
+UPSTREAM_NAT_TABLE = "failoverlab_cgnat"   # in each upstream (upstream_nat=True)
 METERED_OPTION = "ANDROID_METERED"
 TOOLS = ("dnsmasq", "nft")
 # The built-in probes: name -> (host, path).
@@ -192,6 +231,7 @@ FAILOVER_ROLES = ("gw", "lan") + tuple(u.role for u in FAILOVER_UPLINKS)
 # broker "on the internet", reached through whichever uplink carries the traffic).
 CLOUD_ROLE = "cloud"
 CLOUD_ADDR = "203.0.113.10"
+FLOW_PORT = 5002                          # flow_server()'s default port (tcpflow.py's)
 
 
 def check_delay(iface: str, ms, lowest: int):
@@ -329,6 +369,116 @@ class BurstyUpload:
         return [r for r in rows if since is None or r[0] >= since]
 
 
+@dataclass(frozen=True)
+class FlowEvent:
+    """One line of a tcpflow.py client's log (see tcpflow.py): `answer` (UPSTREAM
+    the role that answered), `connected`, `paused`/`resumed`, or how the
+    connection ended (`reset`, `timeout`, `closed`, `refused`, ...)."""
+    t: float
+    connection: int
+    event: str
+    upstream: str
+
+    @property
+    def ended(self) -> bool:
+        """The line says the connection failed (the client opens a new one)."""
+        return self.event not in ("answer", "connected", "paused", "resumed")
+
+
+@dataclass(frozen=True)
+class ShortFlow:
+    """One connection of a burst (short_flows): its end, number, the source
+    address asked for ("-": the kernel's), and how it went (event "answer" with
+    the upstream role that answered, or how it failed)."""
+    t: float
+    number: int
+    source: str
+    event: str
+    upstream: str
+
+    @property
+    def ok(self) -> bool:
+        return self.event == "answer"
+
+
+class FlowClient:
+    """One tcpflow.py client in the LAN namespace keeping one connection to the
+    cloud's flow server (a LAN host's SSH session or VPN tunnel); its log parsed
+    on demand."""
+
+    def __init__(self, lb: "FailoverLab", name: str, port: int, period: float, timeout: float,
+                 source: Optional[str]):
+        self.lab, self.name = lb, name
+        self.log = lb.dir / "logs" / f"{name}.log"
+        self.pause_file = lb.dir / "run" / f"{name}.pause"
+        argv = [sys.executable, str(TCPFLOW), "client", "--log", str(self.log), "--target", CLOUD_ADDR,
+                "--port", str(port), "--period", str(period), "--timeout", str(timeout),
+                "--pause-file", str(self.pause_file)]
+        if source:
+            argv += ["--source", source]
+        self.proc = lb.procs.start_ready(name, "lan", argv)
+
+    def running(self) -> bool:
+        return self.proc.running()
+
+    def stop(self):
+        self.lab.procs.stop(self.proc)
+
+    def events(self, since: Optional[float] = None) -> list:
+        evs = [FlowEvent(float(f[0]), int(f[1]), f[2], f[3]) for f in log_fields(self.log, 4)]
+        return [e for e in evs if since is None or e.t >= since]
+
+    def answers(self, via: Optional[str] = None, since: Optional[float] = None,
+                connection: Optional[int] = None) -> list:
+        return [e for e in self.events(since) if e.event == "answer" and (via is None or e.upstream == via)
+                and (connection is None or e.connection == connection)]
+
+    def connection_at(self, t: float) -> Optional[int]:
+        """The connection that last answered before time t (None if none had)."""
+        before = [e for e in self.answers() if e.t < t]
+        return before[-1].connection if before else None
+
+    def end_of(self, connection: int) -> Optional[FlowEvent]:
+        """The line that ended `connection` (reset, timeout, ...), None while it lives."""
+        return next((e for e in self.events() if e.connection == connection and e.ended), None)
+
+    def pause(self):
+        """From its next period on the client sends nothing (an idle session); its
+        `paused` line says when it noticed."""
+        self.pause_file.write_text("paused\n")
+
+    def resume(self):
+        self.pause_file.unlink(missing_ok=True)
+
+    def tail(self, count: int = 6) -> str:
+        return f"{self.name}: " + ", ".join(f"{e.connection}/{e.event}/{e.upstream}" for e in self.events()[-count:])
+
+
+class FlowClients(list):
+    """The clients of one flow_clients() call (a list of FlowClient), with one
+    bounded wait for all of them."""
+
+    def wait_all(self, predicate, timeout: float, what: str):
+        """Wait until predicate(client) holds for every client; LabError naming
+        the clients still short of it (their latest events) at the deadline, or
+        when one of them exited."""
+        deadline = time.monotonic() + timeout
+        while True:
+            short = [c for c in self if not predicate(c)]
+            if not short:
+                return
+            gone = [c.name for c in self if not c.running()]
+            if gone or time.monotonic() >= deadline:
+                why = f"clients exited: {gone}" if gone else f"not within {timeout}s"
+                raise LabError(f"{what}: {len(short)} of {len(self)} clients, {why}; latest events:\n  "
+                               + "\n  ".join(c.tail() for c in short[:6]))
+            time.sleep(0.05)
+
+    def stop(self):
+        for c in self:
+            c.stop()
+
+
 class FailoverLab(Lab):
     """The topology above. Context manager; destroy() is idempotent.
 
@@ -346,7 +496,13 @@ class FailoverLab(Lab):
 
     def __init__(self, dhcp=(), metered_dhcp=(), wait_timeout: float = 40.0,
                  metrics: Optional[dict] = None, ipv6: bool = False, delays: Optional[dict] = None,
-                 cloud: bool = False):
+                 cloud: bool = False, upstream_nat: bool = False, lan_hosts: int = 1):
+        if upstream_nat and not cloud:
+            raise ValueError("upstream_nat=True is NAT toward the cloud: it needs cloud=True")
+        if not isinstance(lan_hosts, int) or not 1 <= lan_hosts <= MAX_LAN_HOSTS:
+            raise ValueError(f"lan_hosts: {lan_hosts!r} is not a whole number in 1..{MAX_LAN_HOSTS}")
+        self.upstream_nat = upstream_nat
+        self.lan_hosts = LAN_HOSTS[:lan_hosts]
         delays = dict(delays or {})
         by_iface = {u.iface: u for u in FAILOVER_UPLINKS}
         unknown = set(delays) - set(by_iface)
@@ -381,6 +537,8 @@ class FailoverLab(Lab):
         self.http = {}                        # iface -> LabProcess
         self.http6 = {}                       # iface -> LabProcess (ipv6=True)
         self.relays = {}                      # iface -> LabProcess (delays=)
+        self.flow_servers = {}                # port -> LabProcess (flow_server())
+        self._flow_names = {}                 # name -> how many flow_clients() calls used it
         self.route_hook_conf = self.dir / "route-failover.conf"
         self.marks = {}                       # log sizes right after build
 
@@ -405,6 +563,7 @@ class FailoverLab(Lab):
         self.http.clear()
         self.http6.clear()
         self.relays.clear()
+        self.flow_servers.clear()
 
     def _make_namespaces(self):
         super()._make_namespaces()
@@ -491,12 +650,38 @@ class FailoverLab(Lab):
             self._sysctl(u.role, "net.ipv4.ip_forward=1")
             self.ip(u.role, "route", "add", f"{CLOUD_ADDR}/32", "via", cloud)
             self.ip(CLOUD_ROLE, "route", "add", f"10.233.{u.n}.0/24", "via", upstream)
+        if self.upstream_nat:
+            self.set_upstream_nat(True)
+
+    def set_upstream_nat(self, on: bool = True):
+        """Every upstream masquerades (on) or stops masquerading what it forwards
+        toward the cloud (the module doc, upstream_nat). Connections forwarded
+        across the change meet the new rule: a switch ends them, as a provider
+        changing its NAT would."""
+        if not self.cloud:
+            raise ValueError("upstream NAT is NAT toward the cloud: it needs FailoverLab(cloud=True)")
+        for u in self.uplinks:
+            run(self.exec_argv(u.role, ["nft", "delete", "table", "ip", UPSTREAM_NAT_TABLE]), check=False)
+            if on:
+                ruleset = (f"table ip {UPSTREAM_NAT_TABLE} {{\n"
+                           f"  chain postrouting {{ type nat hook postrouting priority srcnat; policy accept;\n"
+                           f"    oifname \"cl{u.n}\" masquerade\n  }}\n}}\n")
+                run(self.exec_argv(u.role, ["nft", "-f", "-"]), input=ruleset)
+        self.upstream_nat = on
+
+    def upstream_nat_address(self, iface: str) -> str:
+        """The address iface's upstream shows the cloud (10.234.N.1)."""
+        return f"10.234.{self.uplink(iface).n}.1"
 
     def _make_lan(self):
         self.ip("gw", "link", "add", LAN_IFACE_GW, "type", "veth",
                 "peer", "name", LAN_IFACE_HOST, "netns", self.ns["lan"])
         self.ip("gw", "addr", "add", f"{LAN_GW}/{LAN_PREFIX}", "dev", LAN_IFACE_GW)
         self.ip("lan", "addr", "add", f"{LAN_HOST}/{LAN_PREFIX}", "dev", LAN_IFACE_HOST)
+        if len(self.lan_hosts) > 1:
+            # Secondary addresses of the same prefix: the kernel keeps choosing
+            # LAN_HOST unless a socket binds another one.
+            self.ip_batch("lan", [f"addr add {a}/{LAN_PREFIX} dev {LAN_IFACE_HOST}" for a in self.lan_hosts[1:]])
         self.ip("gw", "link", "set", LAN_IFACE_GW, "up")
         self.ip("lan", "link", "set", LAN_IFACE_HOST, "up")
         self.wait_lower_up(LAN_IFACE_GW, True)
@@ -504,6 +689,11 @@ class FailoverLab(Lab):
         self._sysctl("gw", "net.ipv4.ip_forward=1")
 
     def _make_nftables(self):
+        run(self.exec_argv("gw", ["nft", "-f", "-"]), input=self.nftables_script())
+
+    def nftables_script(self) -> str:
+        """The lab's own nftables tables in gw (masquerade out of every uplink, the
+        counters), as one `nft -f` script."""
         names = ", ".join(f'"{u.iface}"' for u in self.uplinks)
         nat = (f"table ip {NAT_TABLE} {{\n"
                f"  chain postrouting {{ type nat hook postrouting priority srcnat; policy accept;\n"
@@ -527,7 +717,12 @@ class FailoverLab(Lab):
                  + "".join(out) + "  }\n"
                  + "  chain forward { type filter hook forward priority -300; policy accept;\n"
                  + "".join(fwd) + "  }\n}\n")
-        run(self.exec_argv("gw", ["nft", "-f", "-"]), input=nat + count)
+        return nat + count
+
+    def reload_firewall(self):
+        """`flush ruleset` and the lab's own tables again, in one transaction (the
+        module doc): every other table in gw is gone, the LAN's NAT never is."""
+        run(self.exec_argv("gw", ["nft", "-f", "-"]), input="flush ruleset\n" + self.nftables_script())
 
     # -- dnsmasq --------------------------------------------------------------------
     def dnsmasq_log(self, iface: str) -> Path:
@@ -855,6 +1050,82 @@ class FailoverLab(Lab):
 
     def lan_client(self, period=0.1, timeout=1.0, size=512, name="lanclient", concurrent=False) -> LanClient:
         return LanClient(self, self.dir / "logs" / f"{name}.log", period, timeout, size, concurrent)
+
+    # -- TCP flows to the cloud (cloud=True) ----------------------------------------------
+    def flow_server_log(self, port: int = FLOW_PORT) -> Path:
+        return self.dir / "logs" / f"cloudflow-{port}.log"
+
+    def flow_server(self, port: int = FLOW_PORT):
+        """tcpflow.py serve on CLOUD_ADDR:port in the cloud, started once per port
+        (flow_clients and short_flows start it themselves): every line is answered
+        with the role of the upstream the answer goes back through, by the source
+        address the server sees (module doc)."""
+        if not self.cloud:
+            raise ValueError("the flow server is in the cloud: it needs FailoverLab(cloud=True)")
+        if port not in self.flow_servers:
+            roles = []
+            for u in self.uplinks:
+                roles += ["--role-of", f"10.234.{u.n}.0/30={u.role}", "--role-of", f"10.233.{u.n}.0/24={u.role}"]
+            self.flow_servers[port] = self.procs.start_ready(
+                f"cloudflow-{port}", CLOUD_ROLE,
+                [sys.executable, str(TCPFLOW), "serve", "--role", CLOUD_ROLE, "--bind", CLOUD_ADDR,
+                 "--port", str(port), "--log", str(self.flow_server_log(port)), *roles])
+        return self.flow_servers[port]
+
+    def flow_server_peers(self, port: int = FLOW_PORT) -> list:
+        """(time, peer address) of every connection the cloud's server on `port`
+        accepted, oldest first."""
+        return [(float(f[0]), f[2]) for f in log_fields(self.flow_server_log(port), 3) if f[1] == "accepted"]
+
+    def _flow_name(self, name: str) -> str:
+        """`name` the first time, then NAME.2, NAME.3, ...: each flow_clients() call
+        its own clients' names and logs."""
+        count = self._flow_names.get(name, 0) + 1
+        self._flow_names[name] = count
+        return name if count == 1 else f"{name}.{count}"
+
+    def flow_clients(self, count: int, name: str = "flow", port: int = FLOW_PORT, period: float = 0.1,
+                     timeout: float = 1.0, source: Optional[str] = None) -> FlowClients:
+        """`count` tcpflow.py clients in the LAN namespace (NAME-1 .. NAME-count, each
+        a process with its own log), each keeping one connection to the cloud's
+        server on `port`: a line every `period` s, at most `timeout` s for its
+        answer (a long one lets only the network end a connection: a reset), from
+        LAN address `source` (the kernel's choice, LAN_HOST, if None)."""
+        if source is not None and source not in self.lan_hosts:
+            raise ValueError(f"{source} is not one of the LAN's addresses {self.lan_hosts}")
+        self.flow_server(port)
+        base = self._flow_name(name)
+        return FlowClients(FlowClient(self, f"{base}-{k}", port, period, timeout, source)
+                           for k in range(1, count + 1))
+
+    def short_flows(self, count: int, name: str = "short", port: int = FLOW_PORT, sources=None,
+                    parallel: int = 4, timeout: float = 1.0, deadline: Optional[float] = None) -> list:
+        """`count` short connections from the LAN to the cloud's server on `port`
+        (tcpflow.py burst: one line each way, closed by the client), `parallel` at a
+        time, from the LAN addresses `sources` in turn (the kernel's choice if
+        None); returns when all have ended: [ShortFlow] in the order they ended
+        (every burst of one `name` appends to logs/NAME.log; this one's lines are
+        returned). No new one is started after `deadline` s (default: room for
+        every one to succeed, plus 30 s), so a broken path costs a bounded time
+        and fewer results."""
+        sources = list(sources or [])
+        unknown = [a for a in sources if a not in self.lan_hosts]
+        if unknown:
+            raise ValueError(f"{unknown} are not LAN addresses {self.lan_hosts}")
+        self.flow_server(port)
+        log = self.dir / "logs" / f"{name}.log"
+        offset = log.stat().st_size if log.exists() else 0
+        if deadline is None:
+            deadline = 30.0 + count * 0.02
+        argv = [sys.executable, str(TCPFLOW), "burst", "--log", str(log), "--count", str(count),
+                "--target", CLOUD_ADDR, "--port", str(port), "--timeout", str(timeout),
+                "--parallel", str(parallel), "--deadline", str(deadline)]
+        for a in sources:
+            argv += ["--source", a]
+        done = run(self.exec_argv("lan", argv), timeout=deadline + timeout + 30)
+        if not done.stdout.startswith("done "):
+            raise LabError(f"tcpflow.py burst said {done.stdout!r}: {done.stderr}")
+        return [ShortFlow(float(f[0]), int(f[1]), f[2], f[3], f[4]) for f in log_fields(log, 5, offset)]
 
     def bursty_upload(self, every=2.0, burst=4, period=0.05, size=200, name="udpburst") -> BurstyUpload:
         """A UDP upload from the LAN host (a `size`-byte datagram every `period` s)

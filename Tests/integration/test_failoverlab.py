@@ -7,8 +7,15 @@ route-failover hook (run by hand as the agent would) moves it through its rules
 and table 7077, a cut stops it with the carrier up while DNS keeps
 answering, the nftables counters count what they should, a DHCP uplink's
 lease carries the hotspot's "ANDROID_METERED" option, the delay relay makes a
-slow path (IPv4 and IPv6, carrier loss still reaching the gateway), and the
-bursty upload is answered in bursts."""
+slow path (IPv4 and IPv6, carrier loss still reaching the gateway), the
+bursty upload is answered in bursts, and the TCP flows to the cloud
+(FailoverLab(cloud=True, upstream_nat=True, lan_hosts=N)): the flow server names
+the upstream that carried each connection and sees only the upstreams' NAT
+addresses, long-lived clients (from a second LAN host, paused and resumed) and
+bursts of short connections work, a flow moved to another uplink by hand (today's
+route failover without pinning) is reset and its client's next connection takes
+the new uplink, upstream NAT ends a moved flow that static SNAT in the gateway
+would keep, and reload_firewall() keeps the LAN's NAT and its connections."""
 
 import shutil
 import subprocess
@@ -17,11 +24,13 @@ import time
 import pytest
 
 import failoverlab
-from failoverlab import (BUILTIN, DNS_TTL, FAILOVER_UPLINKS, LAN_GW, LAN_HOST, LAN_IFACE_GW,
-                         METERED_OPTION, ROUTE_PROTOCOL, ROUTE_TABLE, RULE_PRIORITY, FailoverLab,
+from failoverlab import (BUILTIN, CLOUD_ADDR, DNS_TTL, FAILOVER_UPLINKS, LAN_GW, LAN_HOST, LAN_HOST2,
+                         LAN_IFACE_GW, LAN_IFACE_HOST, METERED_OPTION, NAT_TABLE, ROUTE_PROTOCOL,
+                         ROUTE_TABLE, RULE_PRIORITY, UPSTREAM_NAT_TABLE, FailoverLab, FlowClients,
                          rules_as_contracted)
 from inetserver import ENDPOINTS
-from lab import INTERNET_ADDR
+from lab import INTERNET_ADDR, run
+from plansupport import snat_to_fixed_addresses
 from pytesthelp import skip_or_fail
 
 IFACES = [u.iface for u in FAILOVER_UPLINKS]
@@ -342,3 +351,148 @@ def test_bursty_upload_is_answered_in_bursts(flab):
     assert len(bursts) >= 4
     out_pkts, in_pkts = (after[k][0] - before[k][0] for k in ("fwd_out", "fwd_in"))
     assert out_pkts >= 3 * in_pkts > 0, (out_pkts, in_pkts)
+
+
+def test_labs_without_the_flow_options_are_as_before(flab):
+    """upstream_nat and lan_hosts change nothing unless asked for: no NAT table in
+    any upstream, one LAN address, no flow server; and they refuse what cannot be."""
+    assert not flab.upstream_nat and flab.lan_hosts == (LAN_HOST,) and not flab.flow_servers
+    lan = [a["local"] for a in flab.addresses(LAN_IFACE_HOST, role="lan") if a["family"] == "inet"]
+    assert lan == [LAN_HOST]
+    for u in FAILOVER_UPLINKS:
+        tables = run(flab.exec_argv(u.role, ["nft", "list", "tables"])).stdout
+        assert UPSTREAM_NAT_TABLE not in tables, (u.role, tables)
+    with pytest.raises(ValueError):
+        FailoverLab(upstream_nat=True)
+    with pytest.raises(ValueError):
+        FailoverLab(cloud=True, lan_hosts=0)
+    with pytest.raises(ValueError):
+        flab.flow_server()
+
+
+def move_route(lb, iface, metric=50):
+    """A default route in gw through iface ahead of the lab's own (the way the route
+    hook's table moves the gateway's and the LAN's traffic at a failover)."""
+    lb.ip("gw", "route", "add", "default", "via", lb.uplink(iface).router, "dev", iface, "metric", str(metric))
+
+
+def unmove_route(lb, iface, metric=50):
+    lb.ip("gw", "route", "del", "default", "via", lb.uplink(iface).router, "dev", iface, "metric", str(metric))
+
+
+def moved_flows_end(clients, since, via, ending, within):
+    """Every client's connection that answered before `since` ends after it (with
+    one of `ending`, within `within` s) and the client's next connection answers
+    through `via`, nothing else. Waits (bounded) for that next connection's answer."""
+    clients.wait_all(lambda c: c.answers(via, since=since), 10, f"answers through {via}")
+    for c in clients:
+        old = c.connection_at(since)
+        end = c.end_of(old)
+        assert end is not None and end.event in ending and since <= end.t < since + within, c.tail(12)
+        new = [e for e in c.answers(since=end.t) if e.connection > old]
+        assert new and {e.upstream for e in new} == {via}, c.tail(12)
+        print(f"{c.name}: connection {old} {end.event} {end.t - since:.2f} s after the move, "
+              f"connection {new[0].connection} answered through {via}")
+
+
+def test_cloud_flows_upstream_nat_and_lan_hosts(failover_ok):
+    """FailoverLab(cloud=True, upstream_nat=True, lan_hosts=2): the cloud's flow
+    server names the upstream that carried each connection (eth: the kernel's
+    order) and sees only that upstream's NAT address, never the gateway's; each
+    long-lived client keeps its one connection, from the second LAN host when told
+    (`ss` in the LAN namespace); a paused client sends nothing and goes on with the
+    same connection; a burst of short connections from both hosts is answered
+    (and is fast: the spread tests count 2,000 of them); reload_firewall() removes
+    another program's table and leaves the LAN's NAT working and open connections
+    alive."""
+    with FailoverLab(cloud=True, upstream_nat=True, lan_hosts=2) as lb:
+        assert lb.lan_hosts == (LAN_HOST, LAN_HOST2)
+        clients = lb.flow_clients(3)
+        second = lb.flow_clients(1, name="second", source=LAN_HOST2)
+        clients.wait_all(lambda c: len(c.answers("eth")) >= 5, 10, "five answers through eth")
+        second.wait_all(lambda c: len(c.answers("eth")) >= 5, 10, "five answers through eth")
+        assert {peer for _t, peer in lb.flow_server_peers()} == {lb.upstream_nat_address("eth0")}
+        established = run(lb.exec_argv("lan", ["ss", "-Htn", "state", "established", "dst", CLOUD_ADDR])).stdout
+        sources = sorted(line.split()[-2].rsplit(":", 1)[0] for line in established.splitlines())
+        assert sources == [LAN_HOST] * 3 + [LAN_HOST2], established
+        with pytest.raises(ValueError):
+            lb.flow_clients(1, source="192.168.77.200")
+
+        # An idle session: nothing between `paused` and `resumed`, the same connection after.
+        idle, others = FlowClients(clients[:1]), FlowClients(clients[1:])
+        idle[0].pause()
+        idle.wait_all(lambda c: [e for e in c.events() if e.event == "paused"], 5, "the paused line")
+        paused = next(e for e in idle[0].events() if e.event == "paused")
+        # The others answer 5 times meanwhile: the idle one had as long to send.
+        others.wait_all(lambda c: len(c.answers(since=paused.t)) >= 5, 10, "answers while one is paused")
+        idle[0].resume()
+        idle.wait_all(lambda c: [e for e in c.events() if e.event == "resumed"]
+                      and c.answers(since=next(e.t for e in c.events() if e.event == "resumed")), 5,
+                      "an answer after the resumed line")
+        resumed = next(e for e in idle[0].events() if e.event == "resumed")
+        assert not [e for e in idle[0].events() if paused.t < e.t < resumed.t], idle[0].tail(12)
+        assert {e.connection for e in idle[0].events()} == {1}, idle[0].tail(12)
+
+        start = time.monotonic()
+        flows = lb.short_flows(1000, sources=lb.lan_hosts)
+        took = time.monotonic() - start
+        print(f"\n1,000 short connections in {took:.2f} s")
+        assert len(flows) == 1000 and all(f.ok and f.upstream == "eth" for f in flows), \
+            [f for f in flows if not f.ok][:5]
+        assert {f.source for f in flows} == {LAN_HOST, LAN_HOST2}
+        assert sorted(f.number for f in flows) == list(range(1, 1001))
+
+        # An admin's firewall reload: another program's table goes, the LAN's NAT stays.
+        run(lb.exec_argv("gw", ["nft", "-f", "-"]), input="table inet other { }\n")
+        reloaded = time.time()
+        lb.reload_firewall()
+        tables = run(lb.exec_argv("gw", ["nft", "list", "tables"])).stdout
+        assert "other" not in tables and NAT_TABLE in tables, tables
+        clients.wait_all(lambda c: len(c.answers("eth", since=reloaded)) >= 5, 10, "answers after the reload")
+        assert not any(e.ended for c in clients + second for e in c.events()), [c.tail() for c in clients]
+        assert [f.upstream for f in lb.short_flows(10)] == ["eth"] * 10
+
+
+def test_a_moved_flow_is_reset_behind_upstream_nat(failover_ok):
+    """Today's route failover without pinning, driven by hand (no agent): the
+    gateway's default route moved to wlan0 (as the route hook's table moves it)
+    while long-lived connections go through eth0: each is reset within a second (its
+    next packet is masqueraded anew to wlan0's address and leaves through the wifi
+    upstream, whose NAT address the cloud has no connection from), and its client's
+    next connection answers through wifi; the route back, the same toward eth."""
+    with FailoverLab(cloud=True, upstream_nat=True) as lb:
+        clients = lb.flow_clients(4)
+        clients.wait_all(lambda c: len(c.answers("eth")) >= 5, 10, "five answers through eth")
+        moved = time.time()
+        move_route(lb, "wlan0")
+        moved_flows_end(clients, moved, "wifi", ("reset",), within=1.0)
+        back = time.time()
+        unmove_route(lb, "wlan0")
+        moved_flows_end(clients, back, "eth", ("reset",), within=1.0)
+
+
+def test_upstream_nat_ends_a_moved_flow_that_static_snat_would_keep(failover_ok):
+    """Why upstream_nat exists: behind static SNAT in the gateway
+    (plansupport.snat_to_fixed_addresses: no new NAT when the output interface
+    changes) a connection whose packets are moved to wlan0 lives on in a cloud lab
+    without upstream NAT (out through the wifi upstream, its answers back through
+    eth's to eth0's address: a path no two real providers give). With upstream NAT
+    switched on, the same connection ends (the cloud now sees the wifi upstream's
+    address and answers there, and that upstream cannot deliver to eth0's address:
+    a timeout) and its client's next connection answers through wifi."""
+    with FailoverLab(cloud=True) as lb:
+        snat_to_fixed_addresses(lb)
+        clients = lb.flow_clients(2)
+        clients.wait_all(lambda c: len(c.answers("eth")) >= 5, 10, "five answers through eth")
+        assert {peer for _t, peer in lb.flow_server_peers()} == {lb.uplink("eth0").address}
+        before = lb.counters()["wlan0"]["fwd_out"][0]
+        moved = time.time()
+        move_route(lb, "wlan0")
+        clients.wait_all(lambda c: len(c.answers(since=moved)) >= 20, 10, "20 answers after the move")
+        assert lb.counters()["wlan0"]["fwd_out"][0] - before >= 40, "the connections left through wlan0"
+        for c in clients:
+            assert {(e.connection, e.event, e.upstream) for e in c.events(since=moved)} == {(1, "answer", "eth")}, \
+                c.tail(12)
+        nat = time.time()
+        lb.set_upstream_nat(True)
+        moved_flows_end(clients, nat, "wifi", ("timeout", "reset"), within=2.0)
