@@ -24,8 +24,6 @@ final class FlowDriver {
     private var checkTimer: EventLoop.TimerID?
     private var watch: NftablesWatch?
     private var repairs = RepairPace()
-    /// Connections released since the start, per uplink (the metrics and `routes`).
-    private(set) var releasedTotals: [InterfaceName: Int] = [:]
 
     init(agent: Agent) {
         self.agent = agent
@@ -138,8 +136,9 @@ final class FlowDriver {
                 })
             }
         }
-        let script = FlowRuleset.script(plan)
-        if script != appliedScript {
+        // Most state changes (a round, a traffic sample) leave the plan as it was.
+        let script = plan == applied && appliedScript != nil ? appliedScript : FlowRuleset.script(plan)
+        if let script, script != appliedScript {
             appliedScript = script
             enqueue(Step(name: "nft -f", arguments: [FlowTools.nft, "-f", "-"], input: script) { [unowned self] ok, output in
                 guard ok else {
@@ -177,12 +176,13 @@ final class FlowDriver {
     /// current choice at once instead of waiting on a dead uplink.
     private func release(_ member: FlowPlan.Member) {
         let mark = "\(FlowRuleset.hex(member.mark))/\(FlowRuleset.hex(FlowSettings.markMask))"
-        enqueue(Step(name: "conntrack -D", arguments: [FlowTools.conntrack, "-D", "--mark", mark]) { [unowned self] _, output in
-            // conntrack prints each deleted entry, then a summary line.
-            let count = output.filter { !$0.contains("flow entries") && !$0.isEmpty }.count
-            releasedTotals[member.name, default: 0] += count
+        // conntrack prints each deleted entry (with its mark), then a summary line.
+        var count = 0
+        enqueue(Step(name: "conntrack -D", arguments: [FlowTools.conntrack, "-D", "--mark", mark], done: { _, _ in
             Log.notice("flows: \(member.name) no longer usable: \(count) connection\(count == 1 ? "" : "s") released")
-        })
+        }, eachLine: { line in
+            if FlowTools.slot(ofConntrackLine: line) == member.slot { count += 1 }
+        }))
     }
 
     private func enqueue(_ step: Step) {
