@@ -29,6 +29,7 @@ times (its --backup cellular, --lan-client sequential, --mqtt cloud and all-dead
 import json
 import re
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -136,9 +137,11 @@ def test_without_a_primary_the_metered_backup_is_looked_at_and_serves_when_back(
         run.close()
 
 
-@pytest.mark.parametrize("route_hook", [True, False], ids=["route-hook", "no-route-hook"])
-def test_the_failover_reaches_a_cloud_broker_during_the_outage(cloud_flab, tmp_path, route_hook):
-    lb = cloud_flab
+@contextmanager
+def cloud_mqtt(lb, tmp_path, route_hook, sections=None):
+    """A broker in the cloud, a subscriber to uplinkd/#, and an agent (not started)
+    publishing to it as gw1 with `sections`, with or without the route hook: yields
+    (run, subscriber); all three are stopped after."""
     broker = MqttBroker(lb, tmp_path / "broker", cloud=True)
     broker.build().start()
     subscriber = None
@@ -146,11 +149,24 @@ def test_the_failover_reaches_a_cloud_broker_during_the_outage(cloud_flab, tmp_p
     try:
         subscriber = Subscriber(broker, ["uplinkd/#"], tmp_path / "sub.log")
         credentials = broker.credentials_file(tmp_path / "mqtt-credentials")
-        config = lb.agent_config() + broker.mqtt_section(credentials, node="gw1")
+        config = lb.agent_config(sections=sections) + broker.mqtt_section(credentials, node="gw1")
         try:
             run = AgentRun(lb, tmp_path / "agent", config, hooks=lb.agent_hooks() if route_hook else {})
         except AgentError as exc:
             pytest.fail(str(exc), pytrace=False)
+        yield run, subscriber
+    finally:
+        if run is not None:
+            run.close()
+        if subscriber is not None:
+            subscriber.stop()
+        broker.destroy()
+
+
+@pytest.mark.parametrize("route_hook", [True, False], ids=["route-hook", "no-route-hook"])
+def test_the_failover_reaches_a_cloud_broker_during_the_outage(cloud_flab, tmp_path, route_hook):
+    lb = cloud_flab
+    with cloud_mqtt(lb, tmp_path, route_hook) as (run, subscriber):
         run.start(timed=True)
         settle(run, lb, routed=route_hook)
         topic = "uplinkd/gw1/state"
@@ -174,12 +190,6 @@ def test_the_failover_reaches_a_cloud_broker_during_the_outage(cloud_flab, tmp_p
                                                 and e.primary == "wwan0"), None), 30, "the primary hook for wwan0")
         print(f"\n{'with' if route_hook else 'without'} the route hook: state at the subscriber "
               f"{seen.t - hook.t:.2f} s after the primary hook (figures: the benchmark)")
-    finally:
-        if run is not None:
-            run.close()
-        if subscriber is not None:
-            subscriber.stop()
-        broker.destroy()
 
 
 @pytest.fixture
@@ -203,19 +213,7 @@ def test_every_cut_reaches_a_cloud_broker_the_first_after_start_too(open_cloud_f
     Three cuts of eth0, each delivering the primary event at the cloud subscriber
     within 2 s of the primary hook while eth0 is still cut."""
     lb = open_cloud_flab
-    broker = MqttBroker(lb, tmp_path / "broker", cloud=True)
-    broker.build().start()
-    subscriber = None
-    run = None
-    try:
-        subscriber = Subscriber(broker, ["uplinkd/#"], tmp_path / "sub.log")
-        credentials = broker.credentials_file(tmp_path / "mqtt-credentials")
-        config = lb.agent_config(sections={"agent": {"flap-penalty": "0", "hold-down": "5s"}}) \
-            + broker.mqtt_section(credentials, node="gw1")
-        try:
-            run = AgentRun(lb, tmp_path / "agent", config, hooks=lb.agent_hooks() if route_hook else {})
-        except AgentError as exc:
-            pytest.fail(str(exc), pytrace=False)
+    with cloud_mqtt(lb, tmp_path, route_hook, {"agent": {"flap-penalty": "0", "hold-down": "5s"}}) as (run, subscriber):
         online = ("eth0", "wlan0", "wwan0")
         for iface in online:
             lb.block(iface, *failoverlab.BUILTIN)
@@ -261,12 +259,6 @@ def test_every_cut_reaches_a_cloud_broker_the_first_after_start_too(open_cloud_f
                                              and e.primary == "eth0"), None), 60, f"cut {cut_number}: eth0 primary again")
         print(f"\n{'with' if route_hook else 'without'} the route hook: primary event at the cloud subscriber "
               + ", ".join(f"{d * 1000:.0f} ms" for d in delays) + " after the primary hook")
-    finally:
-        if run is not None:
-            run.close()
-        if subscriber is not None:
-            subscriber.stop()
-        broker.destroy()
 
 
 def test_no_false_failover_with_one_sequential_client_under_loss(captive_flab, tmp_path):
