@@ -48,9 +48,6 @@ package struct FlowPlan: Sendable, Equatable {
     package var spread: [Share] = []
     package var classes: [ClassChoice] = []
     package var sticky = FlowStickiness.flow
-    /// The gateway's own new connections (the agent's MQTT, say): the primary, or
-    /// the successor while the primary is in doubt.
-    package var localSlot: Int?
     /// The primary is in doubt and new connections avoid it (the provisional choice).
     package var provisional: InterfaceName?
 
@@ -104,12 +101,12 @@ extension FlowPlan {
         members = candidates.sorted { $0.slot < $1.slot }.map {
             Member(name: $0.name, slot: $0.slot, interfaceIndex: $0.interfaceIndex, keeping: $0.usable)
         }
-        let bySlot = Dictionary(uniqueKeysWithValues: candidates.map { ($0.name, $0) })
+        let byName = Dictionary(uniqueKeysWithValues: candidates.map { ($0.name, $0) })
         func share(_ name: InterfaceName) -> Share? {
-            bySlot[name].map { Share(slot: $0.slot, weight: interfaces[name]?.flow.weight ?? 1) }
+            byName[name].map { Share(slot: $0.slot, weight: interfaces[name]?.flow.weight ?? 1) }
         }
         var tierMembers: [InterfaceName] = []
-        if let primary, bySlot[primary]?.usable == true {
+        if let primary, byName[primary]?.usable == true {
             tierMembers = [primary]
             if let tier = interfaces[primary]?.flow.tier {
                 tierMembers += candidates.filter { candidate in
@@ -122,7 +119,7 @@ extension FlowPlan {
         var chosen = tierMembers
         if inDoubt, let primary, tierMembers.contains(primary) {
             chosen.removeAll { $0 == primary }
-            if chosen.isEmpty, let successor, successor != primary, bySlot[successor]?.usable == true { chosen = [successor] }
+            if chosen.isEmpty, let successor, successor != primary, byName[successor]?.usable == true { chosen = [successor] }
             if chosen.isEmpty {
                 chosen = [primary]
             } else {
@@ -130,14 +127,11 @@ extension FlowPlan {
             }
         }
         spread = chosen.compactMap(share)
-        // The gateway's own connections follow the one current choice, never a share:
-        // the agent's MQTT session must not hop between uplinks by chance.
-        localSlot = chosen.first.flatMap { bySlot[$0]?.slot }
         classes = settings.classes.map { flowClass in
-            if let first = flowClass.uplinks.first(where: { bySlot[$0]?.usable == true }), let share = share(first) {
+            if let first = flowClass.uplinks.first(where: { byName[$0]?.usable == true }), let share = share(first) {
                 return ClassChoice(flowClass: flowClass, shares: [Share(slot: share.slot, weight: 1)])
             }
-            let avoided = Set(flowClass.never.compactMap { bySlot[$0]?.slot })
+            let avoided = Set(flowClass.never.compactMap { byName[$0]?.slot })
             return ClassChoice(flowClass: flowClass, shares: spread.filter { !avoided.contains($0.slot) })
         }
     }

@@ -36,7 +36,6 @@ struct FlowPlanTests {
     @Test func withoutTiersOnlyThePrimaryTakesNewConnections() {
         let plan = plan()
         #expect(plan.spread == [FlowPlan.Share(slot: 1, weight: 1)])
-        #expect(plan.localSlot == 1)
         #expect(plan.provisional == nil)
         #expect(plan.members.map(\.keeping) == [true, true, true])
     }
@@ -45,8 +44,6 @@ struct FlowPlanTests {
         let plan = plan(["eth0": .init(tier: 1, weight: 3), "wlan0": .init(tier: 1), "wwan0": .init(tier: 2)])
         #expect(plan.spread == [FlowPlan.Share(slot: 1, weight: 3), FlowPlan.Share(slot: 2, weight: 1)])
         #expect(plan.spreadText == "eth0:3,wlan0:1")
-        // The gateway's own connections never hop by chance: the primary alone.
-        #expect(plan.localSlot == 1)
     }
 
     @Test func aMeteredUplinkJoinsASpreadOnlyWhenToldTo() {
@@ -82,7 +79,6 @@ struct FlowPlanTests {
     @Test func aDoubtSendsNewConnectionsToTheSuccessorAndKeepsOpenOnes() {
         let doubt = plan(inDoubt: true, successor: "wlan0")
         #expect(doubt.spread.map(\.slot) == [2])
-        #expect(doubt.localSlot == 2)
         #expect(doubt.provisional == "eth0")
         // The primary's own connections stay: nothing is released by a doubt.
         #expect(doubt.member("eth0")?.keeping == true)
@@ -105,7 +101,6 @@ struct FlowPlanTests {
     @Test func noPrimaryNoChoice() {
         let none = plan(candidates: [candidate("eth0", 1, usable: false)], primary: nil)
         #expect(none.spread.isEmpty)
-        #expect(none.localSlot == nil)
     }
 
     private func flowClass(_ name: String, uplinks: [InterfaceName], never: [InterfaceName] = []) -> FlowClass {
