@@ -42,13 +42,13 @@ enum AvailabilityCommand {
             return 0
         }
         print("the last \(periodName), \(JournalCommands.localTime(now - periodSeconds)) to \(JournalCommands.localTime(now)) (local time); "
-              + "agent not running \(JournalCommands.duration(Int(result.absentSeconds * 1000)))")
+              + "agent not running \(DurationWords.text(milliseconds: Int(result.absentSeconds * 1000)))")
         print("scope     available  outages  longest     mean to recover  on metered")
         func row(_ name: String, _ figures: JournalHistory.Figures) {
             let percent = figures.availabilityPercent.map { "\(PrometheusText.decimal(Int(($0 * 1000).rounded(.down)), scale: 3)) %" } ?? "-"
-            let longest = JournalCommands.duration(Int(figures.longestSeconds * 1000))
-            let mean = figures.meanToRecoverSeconds.map { JournalCommands.duration(Int($0 * 1000)) } ?? "-"
-            let metered = JournalCommands.duration(Int(figures.meteredSeconds * 1000))
+            let longest = DurationWords.text(milliseconds: Int(figures.longestSeconds * 1000))
+            let mean = figures.meanToRecoverSeconds.map { DurationWords.text(milliseconds: Int($0 * 1000)) } ?? "-"
+            let metered = DurationWords.text(milliseconds: Int(figures.meteredSeconds * 1000))
             let columns: [String] = [JournalCommands.padded(name, 10), JournalCommands.padded(percent, 11),
                                      JournalCommands.padded(String(figures.outages), 9), JournalCommands.padded(longest, 12),
                                      JournalCommands.padded(mean, 17), metered]

@@ -55,14 +55,6 @@ enum JournalCommands {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
 
-    static func duration(_ milliseconds: Int) -> String {
-        let seconds = milliseconds / 1000
-        if seconds >= 86_400 { return "\(seconds / 86_400) d \(seconds % 86_400 / 3_600) h" }
-        if seconds >= 3_600 { return "\(seconds / 3_600) h \(seconds % 3_600 / 60) min" }
-        if seconds >= 60 { return "\(seconds / 60) min \(seconds % 60) s" }
-        return "\(PrometheusText.decimal(milliseconds / 100, scale: 1)) s"
-    }
-
     static func localTime(_ epochSeconds: Int) -> String {
         var time = time_t(epochSeconds)
         var parts = tm()

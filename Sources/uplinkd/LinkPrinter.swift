@@ -29,12 +29,10 @@ final class LinkPrinter {
         configuration.uplinkSelection.isUplink(facts, kind: kind)
     }
 
-    /// Whether ModemManager is worth asking: a cellular interface is listed, or one
-    /// is tied to a modem.
+    /// Whether ModemManager is worth asking about any of these links (`ModemSettings`).
     func wantsModems(_ links: [Int: LinkFacts]) -> Bool {
-        configuration.agent.modems.useModemManager && links.values.contains { facts in
-            if case .equipment? = configuration.interfaces[facts.name]?.modem { return true }
-            return kind(of: facts) == .wwan && configuration.interfaces[facts.name]?.modem == nil
+        links.values.contains { facts in
+            configuration.agent.modems.wantsModem(kind: kind(of: facts), binding: configuration.interfaces[facts.name]?.modem)
         }
     }
 

@@ -9,7 +9,8 @@ probe byte on its wire while it lasts, and back online after one round; a weak
 signal degrades it and a cellular primary hands over; a modem registered while its
 upstream is dead gets its bearer reconnected (the emulator sees the commands) and
 then a reset; ModemManager restarted is followed again, and so is the whole system
-bus restarted; without ModemManager the agent works as it did. Timings are measured by Tests/bench/bench_modem.py, not here.
+bus restarted; without ModemManager the agent works as it did, and without a cellular
+uplink it never looks for the bus. Timings are measured by Tests/bench/bench_modem.py, not here.
 """
 
 import time
@@ -218,6 +219,19 @@ def test_without_modemmanager_the_agent_works_as_before(fresh_flab, agent, tmp_p
     assert wwan0(run)["modem_equipment_id"] == "-"
     assert run.stderr().count("modems: no system bus") >= 1
     assert "error" not in run.stderr().lower()
+
+
+def test_without_a_cellular_uplink_the_agent_never_looks_for_the_bus(fresh_flab, agent, tmp_path):
+    """`modemmanager = auto` (the default) with one ethernet uplink: the modem watch
+    never starts, so a gateway without a system bus says nothing of it, not even at
+    debug level (the agent runs with -v -v). An agent that followed ModemManager from
+    its start logged "modems: no system bus" before its first round."""
+    config = fresh_flab.agent_config(sections={"uplinks": {"interfaces": "eth0"}})
+    run = start(agent, fresh_flab, None, config, env={"DBUS_SYSTEM_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus"})
+    run.wait_state(lambda st: uplink_is(st, "eth0", "online") and st["primary"] == "eth0", SETTLE,
+                   "eth0 online and primary")
+    log = run.stderr()
+    assert "modems:" not in log and "system bus" not in log, log
 
 
 def test_check_and_links_show_the_modem_and_check_takes_its_word(fresh_flab, rig):

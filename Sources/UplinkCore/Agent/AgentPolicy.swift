@@ -15,7 +15,7 @@ package struct AgentPolicy: Sendable, Equatable {
     /// Daily probe byte budget applied to wwan uplinks without their own budget.
     package var wwanDailyBudgetBytes: Int?
     package var stateFilePath = "/run/uplinkd/state"
-    /// The state file's format: 2, or 1 for readers not yet moved (until README's date).
+    /// The state file's format: 2, or 1 for readers not yet moved (until the date uplinkd-state(5) gives).
     package var stateFileFormat = StateFileFormat.version
     package var hooksDirectory = "/etc/uplinkd/hooks.d"
     /// Hooks other packages install (uplinkd's own are not here: they are enabled
@@ -108,10 +108,29 @@ package enum LogLevel: String, Sendable, CaseIterable, Comparable {
 
 /// How the agent listens to ModemManager (`[agent]`).
 package struct ModemSettings: Sendable, Equatable {
-    /// Follow ModemManager on the system bus when it is there.
-    package var useModemManager = true
+    /// When to follow ModemManager on the system bus (`modemmanager`).
+    package var use = ModemManagerUse.auto
     /// How often modems refresh their signal figures (ModemManager's Signal.Setup).
     package var signalIntervalMilliseconds = 30_000
 
     package init() {}
+
+    /// Whether ModemManager's word counts for an interface of `kind` tied to a modem
+    /// by `binding`: a cellular interface (unless `modem = none`) or one tied to a
+    /// modem by its equipment identifier, unless `modemmanager = no`. The agent follows
+    /// ModemManager once it has such an uplink (at once with `modemmanager = yes`), so
+    /// a gateway without a modem never looks for a system bus.
+    package func wantsModem(kind: InterfaceKind, binding: ModemBinding?) -> Bool {
+        guard use != .never else { return false }
+        if case .equipment? = binding { return true }
+        return kind == .wwan && binding == nil
+    }
+}
+
+/// `modemmanager = auto | yes | no`: follow ModemManager where a modem could be (a
+/// cellular uplink, or one tied to a modem), always, or never.
+package enum ModemManagerUse: String, Sendable, Equatable {
+    case auto
+    case always = "yes"
+    case never = "no"
 }

@@ -97,6 +97,16 @@ extension AgentCore {
         return actions + reselectPrimary(now: now) + climbLadders(now: now) + dueRounds(now: now)
     }
 
+    /// Whether ModemManager is worth following now: `modemmanager = yes`, or an uplink
+    /// whose modem's word counts (`ModemSettings.wantsModem`).
+    package var wantsModems: Bool {
+        let settings = configuration.agent.modems
+        if settings.use == .always { return true }
+        return uplinks.contains { name, uplink in
+            settings.wantsModem(kind: uplink.kind, binding: configuration.interfaces[name]?.modem)
+        }
+    }
+
     /// Every uplink looked at again with the modems' current word.
     private mutating func observeModemUplinks(now: Instant) -> [Action] {
         var actions: [Action] = []

@@ -118,7 +118,7 @@ package enum ConfigurationKeys {
         ("flap-max-suppress", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.damping.maximumSuppressMilliseconds = try ValueParser.duration(value, range: 1_000...604_800_000) }),
         ("modemmanager", { (value: String, c: inout Configuration) throws(ValueError) in
-            c.agent.modems.useModemManager = try ValueParser.boolean(value) }),
+            c.agent.modems.use = try ValueParser.modemManagerUse(value) }),
         ("degraded-rsrp", { (value: String, c: inout Configuration) throws(ValueError) in
             c.agent.quality.rsrpDBm = value == "off" ? nil : try ValueParser.signalLevel(value, range: -150 ... -40) }),
         ("modem-signal-interval", { (value: String, c: inout Configuration) throws(ValueError) in

@@ -8,7 +8,7 @@ package enum ValueParser {
             guard let value = Int(number) else { break }
             let milliseconds = value.multipliedReportingOverflow(by: scale)
             guard !milliseconds.overflow, range.contains(milliseconds.partialValue) else {
-                throw ValueError("'\(text)' is outside \(range.lowerBound)ms to \(range.upperBound)ms")
+                throw ValueError("'\(text.printableEscaped)' is outside \(range.lowerBound)ms to \(range.upperBound)ms")
             }
             return milliseconds.partialValue
         }
@@ -165,6 +165,16 @@ package enum ValueParser {
         return kind
     }
 
+    /// `modemmanager`: auto, or yes / no as for any boolean.
+    package static func modemManagerUse(_ text: String) throws(ValueError) -> ModemManagerUse {
+        if text.lowercased() == "auto" { return .auto }
+        do {
+            return try boolean(text) ? .always : .never
+        } catch {
+            throw ValueError("expected auto, yes or no, got '\(text.printableEscaped)'")
+        }
+    }
+
     package static func boolean(_ text: String) throws(ValueError) -> Bool {
         switch text.lowercased() {
         case "yes", "true", "on": return true
@@ -187,7 +197,7 @@ package enum ValueParser {
                 case "t": result.append("\t")
                 case "\\": result.append("\\")
                 case "\"": result.append("\"")
-                default: throw ValueError("unknown escape '\\\(character)' in quoted value")
+                default: throw ValueError("unknown escape '\\\(String(character).printableEscaped)' in quoted value")
                 }
                 escaping = false
             } else if character == "\\" {

@@ -68,7 +68,7 @@ package final class Agent {
         self.configuration = configuration
         rounds = RoundRunner(loop: loop, prober: adapters.prober, resolver: adapters.resolver, files: adapters.files,
                              validator: adapters.validator)
-        stateWriter = options.writeStateFile ? StateWriter(path: configuration.agent.stateFilePath) : nil
+        stateWriter = options.writeStateFile ? StateWriter(path: configuration.agent.stateFilePath) { [loop] in loop.nowMilliseconds } : nil
         core = AgentCore(configuration: configuration)
         applyLogLevel()
         adapters.hooks.onEventFinished = { [unowned self] event in hookEventFinished(event) }
@@ -127,9 +127,6 @@ package final class Agent {
         flows.start()
         service.start()
         linksChanged(source.links, events: [])
-        // After the first look at the links: the modems' first word (even "no
-        // ModemManager") must not be taken for a settled start with no uplinks.
-        modems.start()
     }
 
     private func signalArrived(_ signal: Int32) {
@@ -229,6 +226,9 @@ package final class Agent {
         let (uplinks, events) = intake.take(allLinks, events: allEvents)
         for event in events { Log.info("link: \(LinkReport.humanLine(event))") }
         perform(core.linksChanged(uplinks: uplinks, events: events, now: now()))
+        // After the look at the links: the modems' first word (even "no ModemManager")
+        // must not be taken for a settled start with no uplinks.
+        modems.startIfWanted()
     }
 
     private func roundFinished(_ report: RoundReport, generation: Int) {

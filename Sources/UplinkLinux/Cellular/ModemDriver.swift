@@ -1,8 +1,9 @@
 import UplinkCore
 
-/// ModemManager's modems for the agent (`modemmanager = yes`): follows them into the
-/// core and carries out what the core asks of them (the recovery ladder's steps, a
-/// cold backup's parked bearer). Runs on the agent's loop.
+/// ModemManager's modems for the agent: follows them into the core, from the moment
+/// the agent has an uplink a modem could carry (or at once with `modemmanager = yes`),
+/// and carries out what the core asks of them (the recovery ladder's steps, a cold
+/// backup's parked bearer). Runs on the agent's loop.
 final class ModemDriver {
     private unowned let agent: Agent
     private var source: ModemSource?
@@ -11,9 +12,11 @@ final class ModemDriver {
         self.agent = agent
     }
 
-    /// Starts following the modems, when the configuration asks for ModemManager.
-    func start() {
-        guard agent.configuration.agent.modems.useModemManager, let source = agent.adapters.modems(agent.loop) else { return }
+    /// Starts following the modems once they are wanted (`AgentCore.wantsModems`);
+    /// called after every change of the links. Once started, it follows on.
+    func startIfWanted() {
+        guard source == nil, agent.isRunning, agent.core.wantsModems,
+              let source = agent.adapters.modems(agent.loop) else { return }
         self.source = source
         source.onChange = { [unowned agent] modems in
             guard agent.isRunning else { return }

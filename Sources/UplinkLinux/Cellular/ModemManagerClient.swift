@@ -31,6 +31,10 @@ package final class ModemManagerClient: ModemSource {
     private var connectAfterReset: [String: (properties: DBusValue, deadlineMilliseconds: Int)] = [:]
     /// The last modems told to `onChange`, so unchanged ones are not told again.
     private var lastReported: [ModemFacts]?
+    /// No system bus to follow ModemManager on, and ModemManager not on the bus: each
+    /// logged when it starts, hourly while it lasts, and when it ends.
+    private var busMissing = RecurringCondition()
+    private var managerAbsent = RecurringCondition()
 
     static let firstReconnectMilliseconds = 1_000
     static let maximumReconnectMilliseconds = 60_000
@@ -71,7 +75,7 @@ package final class ModemManagerClient: ModemSource {
         do {
             try bus.open(description: "uplinkd")
         } catch {
-            Log.notice("modems: no system bus (\(error)); trying again later")
+            Log.occurred(&busMissing, now: loop.nowMilliseconds, level: .notice, "modems: no system bus (\(error)); trying again later")
             changed()
             return scheduleReconnect()
         }
@@ -90,7 +94,8 @@ package final class ModemManagerClient: ModemSource {
             }
         } catch {
             bus.close()
-            Log.notice("modems: cannot follow ModemManager on the system bus (\(error)); trying again later")
+            Log.occurred(&busMissing, now: loop.nowMilliseconds, level: .notice,
+                         "modems: cannot follow ModemManager on the system bus (\(error)); trying again later")
             changed()
             return scheduleReconnect()
         }
@@ -103,6 +108,7 @@ package final class ModemManagerClient: ModemSource {
             scheduleReconnect()
         }
         self.bus = bus
+        Log.cleared(&busMissing, now: loop.nowMilliseconds, "modems: on the system bus")
         askWhetherPresent()
     }
 
@@ -145,7 +151,8 @@ package final class ModemManagerClient: ModemSource {
         bus?.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
                   arguments: [.string(Self.service)]) { [unowned self] result in
             guard case .arguments(let arguments) = result, arguments.first?.bool == true else {
-                Log.notice("modems: ModemManager is not on the system bus; cellular uplinks are judged by their probes until it is")
+                Log.occurred(&managerAbsent, now: loop.nowMilliseconds, level: .notice,
+                             "modems: ModemManager is not on the system bus; cellular uplinks are judged by their probes until it is")
                 return changed()
             }
             attached()
@@ -162,7 +169,12 @@ package final class ModemManagerClient: ModemSource {
             objects.replaceAll(managed)
             signalSetUp = []
             bearersAsked = []
-            Log.notice("modems: attached to ModemManager: \(objects.modems.map(\.equipmentID).joined(separator: ", ").nonEmpty ?? "no modem yet")")
+            let attached = "modems: attached to ModemManager: \(objects.modems.map(\.equipmentID.printableEscaped).joined(separator: ", ").nonEmpty ?? "no modem yet")"
+            if managerAbsent.isPresent {
+                Log.cleared(&managerAbsent, now: loop.nowMilliseconds, attached)
+            } else {
+                Log.notice(attached)
+            }
             changed()
         }
     }
@@ -171,11 +183,12 @@ package final class ModemManagerClient: ModemSource {
         guard let arguments, arguments.count == 3, arguments[0].string == Self.service else { return }
         let newOwner = arguments[2].string ?? ""
         if newOwner.isEmpty {
-            Log.notice("modems: ModemManager left the bus; cellular uplinks are judged by their probes until it is back")
+            Log.occurred(&managerAbsent, now: loop.nowMilliseconds, level: .notice,
+                         "modems: ModemManager left the bus; cellular uplinks are judged by their probes until it is back")
             present = false
             forgetModems()
         } else {
-            Log.notice("modems: ModemManager (re)started on the bus")
+            Log.info("modems: ModemManager (re)started on the bus")
             attached()
         }
     }
@@ -252,56 +265,56 @@ package final class ModemManagerClient: ModemSource {
         signalSetUp.insert(path)
         let seconds = UInt32(max(1, signalIntervalMilliseconds / 1_000))
         call(path, ModemManagerObjects.signalInterface, "Setup", arguments: [.uint32(seconds)],
-             what: "Signal.Setup(\(seconds)) on modem \(facts.equipmentID)")
+             what: "Signal.Setup(\(seconds)) on modem \(facts.equipmentID.printableEscaped)")
     }
 
     // MARK: recovery steps
 
     package func reconnect(_ equipmentID: String) {
         guard let path = objects.modemPath(equipmentID: equipmentID) else {
-            return Log.warning("modems: reconnect: modem \(equipmentID) is not on ModemManager now")
+            return Log.warning("modems: reconnect: modem \(equipmentID.printableEscaped) is not on ModemManager now")
         }
         guard let properties = connectProperties(ofModemAt: path) else {
-            return Log.warning("modems: reconnect: modem \(equipmentID) has no bearer whose properties could be reused")
+            return Log.warning("modems: reconnect: modem \(equipmentID.printableEscaped) has no bearer whose properties could be reused")
         }
         call(path, ModemManagerObjects.simpleInterface, "Disconnect", arguments: [.objectPath("/")],
-             what: "Simple.Disconnect on modem \(equipmentID)") { [unowned self] _ in
+             what: "Simple.Disconnect on modem \(equipmentID.printableEscaped)") { [unowned self] _ in
             // Connect on the modem's current path: a reply can come after it moved.
             guard let current = objects.modemPath(equipmentID: equipmentID) else { return }
             call(current, ModemManagerObjects.simpleInterface, "Connect", arguments: [properties],
-                 what: "Simple.Connect on modem \(equipmentID)")
+                 what: "Simple.Connect on modem \(equipmentID.printableEscaped)")
         }
     }
 
     package func reset(_ equipmentID: String) {
         guard let path = objects.modemPath(equipmentID: equipmentID) else {
-            return Log.warning("modems: reset: modem \(equipmentID) is not on ModemManager now")
+            return Log.warning("modems: reset: modem \(equipmentID.printableEscaped) is not on ModemManager now")
         }
         if let properties = connectProperties(ofModemAt: path) {
             connectAfterReset[equipmentID] = (properties, loop.nowMilliseconds + ModemManagerClient.resetReturnMilliseconds)
         }
-        call(path, ModemManagerObjects.modemInterface, "Reset", what: "Modem.Reset on modem \(equipmentID)")
+        call(path, ModemManagerObjects.modemInterface, "Reset", what: "Modem.Reset on modem \(equipmentID.printableEscaped)")
     }
 
     package func setBearer(_ equipmentID: String, connected: Bool) {
         guard let path = objects.modemPath(equipmentID: equipmentID) else {
-            return Log.warning("modems: standby: modem \(equipmentID) is not on ModemManager now")
+            return Log.warning("modems: standby: modem \(equipmentID.printableEscaped) is not on ModemManager now")
         }
         // The bearer's properties are kept from before the disconnect: ModemManager may
         // drop a disconnected bearer, and the connection must use the same APN.
         if let properties = connectProperties(ofModemAt: path) { standbyProperties[equipmentID] = properties }
         if !connected {
-            Log.notice("modems: modem \(equipmentID): data bearer disconnected while its uplink stands by cold")
+            Log.notice("modems: modem \(equipmentID.printableEscaped): data bearer disconnected while its uplink stands by cold")
             call(path, ModemManagerObjects.simpleInterface, "Disconnect", arguments: [.objectPath("/")],
-                 what: "Simple.Disconnect on modem \(equipmentID) (standby)")
+                 what: "Simple.Disconnect on modem \(equipmentID.printableEscaped) (standby)")
             return
         }
         guard let properties = standbyProperties[equipmentID] else {
-            return Log.warning("modems: standby: modem \(equipmentID) has no bearer whose properties could be reused")
+            return Log.warning("modems: standby: modem \(equipmentID.printableEscaped) has no bearer whose properties could be reused")
         }
-        Log.notice("modems: modem \(equipmentID): connecting its data bearer: its uplink is needed")
+        Log.notice("modems: modem \(equipmentID.printableEscaped): connecting its data bearer: its uplink is needed")
         call(path, ModemManagerObjects.simpleInterface, "Connect", arguments: [properties],
-             what: "Simple.Connect on modem \(equipmentID) (standby)")
+             what: "Simple.Connect on modem \(equipmentID.printableEscaped) (standby)")
     }
 
     /// A modem back from its reset (a new object) is connected again as it was.
@@ -310,7 +323,7 @@ package final class ModemManagerClient: ModemSource {
         for (id, pending) in connectAfterReset {
             guard now <= pending.deadlineMilliseconds else {
                 connectAfterReset[id] = nil
-                Log.warning("modems: modem \(id) did not come back within \(ModemManagerClient.resetReturnMilliseconds / 1_000) s of its reset")
+                Log.warning("modems: modem \(id.printableEscaped) did not come back within \(ModemManagerClient.resetReturnMilliseconds / 1_000) s of its reset")
                 continue
             }
             // Back means a new object that ModemManager finished probing; the old one
@@ -319,7 +332,7 @@ package final class ModemManagerClient: ModemSource {
                   facts.state.rawValue >= ModemState.disabled.rawValue, facts.bearers.isEmpty else { continue }
             connectAfterReset[id] = nil
             call(path, ModemManagerObjects.simpleInterface, "Connect", arguments: [pending.properties],
-                 what: "Simple.Connect on modem \(id) after its reset")
+                 what: "Simple.Connect on modem \(id.printableEscaped) after its reset")
         }
     }
 

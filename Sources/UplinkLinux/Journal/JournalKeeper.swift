@@ -22,8 +22,8 @@ final class JournalKeeper {
     /// The number of the last record appended (`seq`), carried on from the file.
     private var lastSequence = 0
     private var clockWasSynced: Bool?
-    /// A failing disk is told once, and again once it works.
-    private var failing = false
+    /// A failing disk: told when it starts, hourly, and once it works again.
+    private var unwritable = RecurringCondition()
     /// Told of every record written to the file (closed periods, gaps, clock
     /// records, drop counts), in number order, after its fsync: MQTT delivers them.
     var onRecorded: ([JournalRecord]) -> Void = { _ in }
@@ -213,17 +213,16 @@ final class JournalKeeper {
         return lines.suffix(64).compactMap { try? JournalLine.decode($0) }
     }
 
-    /// Runs `work`; a failure is logged once until the journal works again.
+    /// Runs `work`; a lasting failure is logged when it starts, hourly, and when the
+    /// journal works again (`RecurringCondition`).
     @discardableResult
     private func report(_ what: String, _ work: () throws(SystemError) -> Void) -> Bool {
         do {
             try work()
-            if failing { Log.notice("journal: written again (\(path ?? "-"))") }
-            failing = false
+            Log.cleared(&unwritable, now: agent.loop.nowMilliseconds, "journal: written again (\(path ?? "-"))")
             return true
         } catch {
-            if !failing { Log.warning("journal: \(what): \(error); the agent goes on without it") }
-            failing = true
+            Log.occurred(&unwritable, now: agent.loop.nowMilliseconds, "journal: \(what): \(error); the agent goes on without it")
             return false
         }
     }

@@ -15,7 +15,8 @@ package final class PlanStore {
     package let path: String
     /// Something was read or written: an empty set of plans must be written too.
     private var inUse = false
-    private var lastError: String?
+    /// Writing the file fails (told once, then hourly, then when it works again).
+    private var unwritable = RecurringCondition()
     /// A file that could not be read nor set aside: never replaced.
     private var readOnly = false
 
@@ -62,17 +63,16 @@ package final class PlanStore {
         }
     }
 
-    /// Writes the plans (nothing when there never were any). Errors are logged once
-    /// (again only when they change) and the agent runs on.
+    /// Writes the plans (nothing when there never were any). A failure is logged when
+    /// it starts, hourly while it lasts and when it ends (`RecurringCondition`); the
+    /// agent runs on.
     package func save(_ ledgers: [InterfaceName: PlanLedger], wallSeconds: Int) {
         guard inUse || !ledgers.isEmpty else { return }
         do {
             try write(ledgers, wallSeconds: wallSeconds)
-            lastError = nil
+            Log.cleared(&unwritable, now: wallSeconds * 1_000, "plan file \(path) written again")
         } catch {
-            let message = "\(error)"
-            if message != lastError { Log.warning("writing the plan file: \(message)") }
-            lastError = message
+            Log.occurred(&unwritable, now: wallSeconds * 1_000, "writing the plan file: \(error)")
         }
     }
 

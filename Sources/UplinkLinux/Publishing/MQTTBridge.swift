@@ -23,6 +23,8 @@ package final class MQTTBridge {
     private var acknowledged = false
     /// The last failure logged, so a lasting one is logged once.
     private var lastFailure: String?
+    /// The broker cannot be reached or refuses (told when it starts, hourly, and when connected again).
+    private var unreachable = RecurringCondition()
     private var stopping = false
     /// Called once the goodbye was written (or the time for it ran out).
     private var stopDone: (() -> Void)?
@@ -178,8 +180,11 @@ package final class MQTTBridge {
         }
         acknowledged = true
         backoff.reset()
-        if lastFailure != nil { Log.notice("mqtt: connected to \(broker) again (MQTT \(versionName))") }
-        else { Log.notice("mqtt: connected to \(broker) (MQTT \(versionName))") }
+        if unreachable.isPresent {
+            Log.cleared(&unreachable, now: loop.nowMilliseconds, "mqtt: connected to \(broker) again (MQTT \(versionName))")
+        } else {
+            Log.notice("mqtt: connected to \(broker) (MQTT \(versionName))")
+        }
         lastFailure = nil
         let through = relay != nil ? relay?.outboundInterface
             : connection.localAddress.flatMap(interfaceOfAddress).flatMap(InterfaceName.init)
@@ -238,14 +243,12 @@ package final class MQTTBridge {
         failed(why)
     }
 
-    /// Logs a failure (once while it stays the same) and schedules the next attempt.
+    /// Logs a failure (when failures start, then hourly: `RecurringCondition`) and
+    /// schedules the next attempt.
     private func failed(_ why: String) {
         let delay = backoff.nextDelayMilliseconds(random: random)
-        if why != lastFailure {
-            Log.warning("mqtt: \(why); trying again in \(Double(delay) / 1_000) s (logged once until it changes; \(session.queuedEvents) events waiting)")
-        } else {
-            Log.debug("mqtt: \(why); trying again in \(delay) ms")
-        }
+        Log.occurred(&unreachable, now: loop.nowMilliseconds,
+                     "mqtt: \(why); trying again in \(Double(delay) / 1_000) s (\(session.queuedEvents) events waiting)")
         lastFailure = why
         scheduleReconnect(afterMilliseconds: delay)
     }

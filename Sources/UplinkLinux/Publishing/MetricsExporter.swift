@@ -16,7 +16,8 @@ package final class MetricsExporter {
     /// The path `AtomicFile.prepare` last succeeded for.
     private var preparedPath: String?
     /// The last failure logged, so a lasting one is not logged at every change.
-    private var lastFailure: String?
+    /// Writing the textfile fails (told once, then hourly, then when it works again).
+    private var unwritable = RecurringCondition()
     /// When the file was last written (monotonic).
     private var writtenMilliseconds: Int?
 
@@ -62,15 +63,10 @@ package final class MetricsExporter {
             }
             try AtomicFile.replace(path, with: PrometheusText.format(state, counters: counters), durable: false)
         } catch {
-            let failure = "writing metrics textfile: \(error)"
-            if failure != lastFailure { Log.warning("\(failure) (logged once until it changes or works again)") }
-            lastFailure = failure
+            Log.occurred(&unwritable, now: nowMilliseconds, "writing metrics textfile: \(error)")
             return
         }
-        if lastFailure != nil {
-            Log.notice("metrics textfile \(path) written again")
-            lastFailure = nil
-        }
+        Log.cleared(&unwritable, now: nowMilliseconds, "metrics textfile \(path) written again")
         written = (path, state, counters)
         writtenMilliseconds = nowMilliseconds
     }

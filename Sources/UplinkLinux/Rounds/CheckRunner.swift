@@ -48,10 +48,9 @@ package final class CheckRunner {
         }
         // ModemManager is asked only about cellular uplinks (and those tied to a modem).
         let cellular = zip(interfaces, kinds).contains { name, kind in
-            if case .equipment? = configuration.interfaces[name]?.modem { return true }
-            return kind == .wwan && configuration.interfaces[name]?.modem == nil
+            configuration.agent.modems.wantsModem(kind: kind, binding: configuration.interfaces[name]?.modem)
         }
-        if cellular && configuration.agent.modems.useModemManager {
+        if cellular {
             ModemSnapshot.take(loop: loop, completion: startRounds)
         } else {
             startRounds([])

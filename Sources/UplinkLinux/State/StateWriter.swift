@@ -6,9 +6,13 @@ import UplinkCore
 package final class StateWriter {
     package let path: String
     private var lastWritten: (state: AgentState, format: Int)?
+    /// Monotonic milliseconds, for how often a lasting failure is logged.
+    private let clock: () -> Int
+    private var unwritable = RecurringCondition()
 
-    package init(path: String) {
+    package init(path: String, clock: @escaping () -> Int = { 0 }) {
         self.path = path
+        self.clock = clock
     }
 
     /// Makes ready to write: refuses a path that is a directory and removes temporary
@@ -19,16 +23,17 @@ package final class StateWriter {
 
     /// Writes `state` in `format` (`[agent] state-format`) unless the file already says
     /// the same. Errors are returned, not fatal: the agent keeps running and tries again
-    /// on the next change.
+    /// on the next change (a lasting failure is logged as a `RecurringCondition`).
     @discardableResult
     package func publish(_ state: AgentState, format: Int = StateFileFormat.version) -> SystemError? {
         if let lastWritten, lastWritten.format == format, lastWritten.state.sameContent(as: state) { return nil }
         do {
             try AtomicFile.replace(path, with: StateFileFormat.encode(state, format: format))
             lastWritten = (state, format)
+            Log.cleared(&unwritable, now: clock(), "state file \(path) written again")
             return nil
         } catch {
-            Log.warning("writing state file: \(error)")
+            Log.occurred(&unwritable, now: clock(), "writing state file: \(error)")
             return error
         }
     }

@@ -42,6 +42,7 @@ package enum Log {
     package static func notice(_ message: @autoclosure () -> String) { write(.notice, message) }
     package static func warning(_ message: @autoclosure () -> String) { write(.warning, message) }
     package static func error(_ message: @autoclosure () -> String) { write(.error, message) }
+    package static func log(_ level: Level, _ message: @autoclosure () -> String) { write(level, message) }
 
     private static func write(_ level: Level, _ message: () -> String) {
         guard level.syslogPriority <= thresholdPriority.load(ordering: .relaxed) else { return }

@@ -156,6 +156,38 @@ struct ModemAgentTests {
         return driver
     }
 
+    /// The agent follows ModemManager only where a modem could be: a gateway with one
+    /// ethernet uplink never looks for a system bus (`modemmanager = auto`).
+    @Test func modemManagerIsWantedOnlyForAnUplinkAModemCouldCarry() {
+        var driver = CoreDriver(CoreDriver.configuration())
+        driver.links([eth0])
+        #expect(!driver.core.wantsModems)
+        driver.links([eth0, wwan0])
+        #expect(driver.core.wantsModems)
+
+        var usb = CoreDriver(CoreDriver.configuration { $0.interfaces["wwan0"] = InterfaceSettings(modem: .noModem) })
+        usb.links([eth0, wwan0])
+        #expect(!usb.core.wantsModems, "modem = none: no modem's word for wwan0")
+        var tied = CoreDriver(CoreDriver.configuration { $0.interfaces["eth0"] = InterfaceSettings(modem: .equipment("861234567890128")) })
+        tied.links([eth0])
+        #expect(tied.core.wantsModems, "eth0 is tied to a modem by its equipment identifier")
+        var always = CoreDriver(CoreDriver.configuration { $0.agent.modems.use = .always })
+        #expect(always.core.wantsModems, "modemmanager = yes: from the start")
+        always.links([eth0])
+        var never = CoreDriver(CoreDriver.configuration { $0.agent.modems.use = .never })
+        never.links([eth0, wwan0])
+        #expect(!never.core.wantsModems)
+    }
+
+    @Test func modemManagerSettingReads() throws {
+        for (text, use) in [("auto", ModemManagerUse.auto), ("yes", .always), ("on", .always), ("no", .never)] {
+            let configuration = try ConfigurationParser(fileName: "t.conf").parse("[agent]\nmodemmanager = \(text)\n")
+            #expect(configuration.agent.modems.use == use, "\(text)")
+        }
+        #expect(Configuration().agent.modems.use == .auto)
+        #expect(throws: ConfigurationError.self) { try ConfigurationParser(fileName: "t.conf").parse("[agent]\nmodemmanager = maybe\n") }
+    }
+
     @Test func registrationLostIsDownAtOnceAndCostsNoProbeUntilItIsBack() {
         var driver = started()
         let rounds = driver.plans(of: "wwan0").count
@@ -456,7 +488,7 @@ struct ModemFiguresTests {
             """)
         #expect(configuration.agent.quality.rsrpDBm == -110)
         #expect(configuration.agent.modems.signalIntervalMilliseconds == 60_000)
-        #expect(!configuration.agent.modems.useModemManager)
+        #expect(configuration.agent.modems.use == .never)
         #expect(configuration.interfaces["wwan0"]?.modem == .equipment("861234567890128"))
         #expect(configuration.interfaces["usb0"]?.modem == .noModem)
         let wwan = configuration.probingSettings(for: "wwan0", kind: .wwan, metered: true).recovery
