@@ -3,7 +3,7 @@ import UplinkCore
 import UplinkLinux
 
 /// `uplinkd history [IFACE] [--since WHEN] [--json] [--config FILE] [--journal FILE]`:
-/// the outage journal's records, oldest first (README, "Outage journal"), read
+/// the outage journal's records, oldest first (uplinkd-journal(5)), read
 /// without a running agent. Exit 0; 64 usage; 69 the journal cannot be read; 78
 /// configuration error.
 enum HistoryCommand {
@@ -70,22 +70,22 @@ enum HistoryCommand {
         func primaries() -> String { "primary \(record.primaryBefore?.value ?? "none") -> \(record.primaryAfter?.value ?? "none")" }
         switch record.kind {
         case .site:
-            text += "offline \(JournalCommands.duration(record.durationMilliseconds))\(soFar); \(primaries()); \(reasons)"
+            text += "offline \(DurationWords.text(milliseconds: record.durationMilliseconds))\(soFar); \(primaries()); \(reasons)"
         case .uplink:
-            text += "not online \(JournalCommands.duration(record.durationMilliseconds))\(soFar): \(reasons)"
+            text += "not online \(DurationWords.text(milliseconds: record.durationMilliseconds))\(soFar): \(reasons)"
         case .failover:
             text += "\(primaries()) (\(record.primaryReason?.rawValue ?? "?"))" + (reasons.isEmpty ? "" : "; \(reasons)")
             if let detection = record.detectionMilliseconds, record.primaryReason == .lost {
-                text += "; last proven \(JournalCommands.duration(detection)) before"
+                text += "; last proven \(DurationWords.text(milliseconds: detection)) before"
             }
         case .absent:
-            text += "agent not running \(JournalCommands.duration(record.durationMilliseconds))"
+            text += "agent not running \(DurationWords.text(milliseconds: record.durationMilliseconds))"
             switch record.cause {
             case .stopped?: text += " (stopped)"
             default: text += " (crash, kill or power cut: from its last sign of life; it may have run up to \(record.uncertaintySeconds ?? 0) s of it)"
             }
         case .metered:
-            text += "carried the site \(JournalCommands.duration(record.durationMilliseconds))\(soFar) (metered)"
+            text += "carried the site \(DurationWords.text(milliseconds: record.durationMilliseconds))\(soFar) (metered)"
         case .dropped:
             text += "\(record.droppedCount ?? 0) older records dropped (journal-records)"
         case .clock:

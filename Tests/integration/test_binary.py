@@ -1,4 +1,5 @@
-"""What the built binary links and loads (no root, no lab).
+"""What the built binary links and loads, and what it prints of a damaged file
+(no root, no lab).
 
 Run: python3 -m pytest -v Tests/integration/test_binary.py
 The binary is $UPLINKD, or <repo>/.build/debug/uplinkd (run `swift build`).
@@ -78,3 +79,33 @@ def test_libraries_loaded_at_first_use_are_not_needed_at_start():
     needed = [line.split("[", 1)[1].rstrip("]") for line in proc.stdout.splitlines() if "(NEEDED)" in line]
     assert "libcurl.so.4" in needed, f"not a dynamic uplinkd? NEEDED: {needed}"
     assert not set(needed) & set(LOADED_AT_FIRST_USE), f"{binary} names {set(needed) & set(LOADED_AT_FIRST_USE)} in NEEDED"
+
+
+# A journal line of garbage: CSI clear-screen, BEL, NUL, a byte that is no UTF-8, a
+# C1 control (CSI, 0x9b) encoded as UTF-8, and garbage inside a record's fields.
+GARBAGE = b"\x1b[2J\x07\x00\xff\xc2\x9b"
+
+
+def control_characters(text):
+    """The C0 and C1 control characters of `text` other than the line break."""
+    return sorted({f"U+{ord(c):04X}" for c in text if c != "\n" and (ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0)})
+
+
+@pytest.mark.parametrize("command", [["history"], ["history", "--json"], ["availability"]])
+def test_a_journal_of_garbage_is_reported_without_its_control_characters(tmp_path, command):
+    journal = tmp_path / "journal"
+    journal.write_bytes(b"# uplinkd outage journal, format 1\n"
+                        b"failover start=1764600000 boot=ab primary_before=eth0 primary_after=wlan0\n"
+                        + GARBAGE + b"\n"
+                        b"site start=" + GARBAGE + b" boot=ab\n"
+                        b"site start=1764600000 boot=ab reasons=eth0:" + GARBAGE + b"\n")
+    (tmp_path / "journal.checkpoint").write_bytes(b"alive wall=1764600000 mono=1 boot=ab primary=" + GARBAGE + b"\n")
+    proc = subprocess.run([str(require_binary()), *command, "--journal", str(journal)],
+                          capture_output=True, timeout=30)
+    assert proc.returncode == 0, proc
+    out, err = proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
+    assert control_characters(out + err) == [], (out, err)
+    # Each bad line (and the checkpoint) is still named, its garbage escaped.
+    assert err.count(f"skipping {journal}:") == 3, err
+    assert f"skipping {journal}:3: unknown record kind '\\u{{1b}}[2J\\u{{7}}\\u{{0}}" in err, err
+    assert f"{journal}.checkpoint: line 1: primary: '\\u{{1b}}[2J" in err, err

@@ -11,7 +11,7 @@
 /// `IFACE:VALUE` joined by commas. Unknown keys are skipped, so that an older
 /// `uplinkd history` reads a newer journal.
 package enum JournalLine {
-    package static let header = "# uplinkd outage journal, format 1 (see README, \"Outage journal\")"
+    package static let header = "# uplinkd outage journal, format 1 (see uplinkd-journal(5))"
 
     /// Whether a line of the file is one of the records its bound counts: not blank,
     /// not a comment, not a drop count.
@@ -85,92 +85,135 @@ package enum JournalLine {
         let words = line.split(separator: " ", omittingEmptySubsequences: true)
         guard let first = words.first, !first.hasPrefix("#") else { return nil }
         guard let kind = JournalRecord.Kind(rawValue: String(first)) else {
-            throw JournalLineError(key: nil, "unknown record kind '\(first.prefix(32))'")
+            throw JournalLineError(key: nil, "unknown record kind \(quoted(first))")
         }
-        var fields: [Substring: Substring] = [:]
-        for word in words.dropFirst() {
-            guard let equals = word.firstIndex(of: "=") else {
-                throw JournalLineError(key: nil, "'\(word.prefix(32))' is not key=value")
+        let fields = try Fields(words.dropFirst())
+        let (start, end) = try fields.times()
+        var record = JournalRecord(kind: kind, start: start, end: end)
+        record.sequence = try fields.number("seq")
+        record.interface = try fields.interface("interface")
+        if (kind == .uplink || kind == .metered) && record.interface == nil {
+            throw JournalLineError(key: "interface", "missing")
+        }
+        record.reasons = try fields.reasons()
+        record.primaryBefore = try fields.interface("primary_before")
+        record.primaryAfter = try fields.interface("primary_after")
+        record.primaryReason = try fields.choice("primary_reason", "a reason", PrimaryChangeReason.init(rawValue:))
+        record.detectionMilliseconds = try fields.number("detection_ms")
+        record.recoverySteps = try fields.counts("recoveries")
+        record.bytes = try fields.counts("bytes")
+        record.cause = try fields.choice("cause", "stopped or lost", JournalRecord.AbsenceCause.init(rawValue:))
+        record.uncertaintySeconds = try fields.number("uncertainty_s")
+        record.droppedCount = try fields.number("count")
+        return record
+    }
+
+    /// A piece of a damaged line as an error quotes it: at most 32 characters, control
+    /// and non-ASCII ones escaped, since the line may hold any bytes and the message
+    /// reaches a terminal or a log.
+    static func quoted(_ text: Substring) -> String {
+        // Scalars, not Characters: one Character can be any number of combining scalars.
+        var shown = ""
+        shown.unicodeScalars.append(contentsOf: text.unicodeScalars.prefix(32))
+        return "'\(shown.printableEscaped)'"
+    }
+
+    /// A record line's `key=value` fields, read into typed values; each error names
+    /// the key and quotes the value.
+    private struct Fields {
+        private var values: [Substring: Substring] = [:]
+
+        init(_ words: ArraySlice<Substring>) throws(JournalLineError) {
+            for word in words {
+                guard let equals = word.firstIndex(of: "=") else {
+                    throw JournalLineError(key: nil, "\(quoted(word)) is not key=value")
+                }
+                values[word[..<equals]] = word[word.index(after: equals)...]
             }
-            fields[word[..<equals]] = word[word.index(after: equals)...]
         }
-        func text(_ key: Substring) -> Substring? { fields[key] }
+
+        func text(_ key: Substring) -> Substring? { values[key] }
+
         func number(_ key: Substring) throws(JournalLineError) -> Int? {
-            guard let value = fields[key] else { return nil }
+            guard let value = values[key] else { return nil }
             guard let number = Int(value), (0...largestNumber).contains(number) else {
-                throw JournalLineError(key: key, "'\(value.prefix(32))' is not a number from 0 to \(largestNumber)")
+                throw JournalLineError(key: key, "\(quoted(value)) is not a number from 0 to \(largestNumber)")
             }
             return number
         }
+
         func required(_ key: Substring) throws(JournalLineError) -> Int {
             guard let value = try number(key) else { throw JournalLineError(key: key, "missing") }
             return value
         }
-        func interface(_ value: Substring, _ key: Substring) throws(JournalLineError) -> InterfaceName {
+
+        func interface(_ key: Substring) throws(JournalLineError) -> InterfaceName? {
+            guard let value = values[key] else { return nil }
+            return try Self.interface(value, key)
+        }
+
+        static func interface(_ value: Substring, _ key: Substring) throws(JournalLineError) -> InterfaceName {
             guard let name = InterfaceName(FactValue.percentDecoded(String(value))) else {
-                throw JournalLineError(key: key, "'\(value.prefix(32))' is not an interface name")
+                throw JournalLineError(key: key, "\(quoted(value)) is not an interface name")
             }
             return name
         }
+
+        /// One of a closed set of words (`make` nil: not one of them, `what` says
+        /// which are).
+        func choice<Value>(_ key: Substring, _ what: String,
+                           _ make: (String) -> Value?) throws(JournalLineError) -> Value? {
+            guard let value = values[key] else { return nil }
+            guard let chosen = make(String(value)) else {
+                throw JournalLineError(key: key, "\(quoted(value)) is not \(what)")
+            }
+            return chosen
+        }
+
         func boot(_ key: Substring) throws(JournalLineError) -> String? {
-            guard let value = fields[key] else { return nil }
+            guard let value = values[key] else { return nil }
             guard !value.isEmpty, value.count <= 64, value.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
-                throw JournalLineError(key: key, "'\(value.prefix(32))' is not a boot id")
+                throw JournalLineError(key: key, "\(quoted(value)) is not a boot id")
             }
             return String(value)
         }
-        func counts(_ key: Substring) throws(JournalLineError) -> [InterfaceName: Int] {
-            var result: [InterfaceName: Int] = [:]
-            for item in (fields[key] ?? "").split(separator: ",") {
+
+        /// The period's two ends; only `start` and `boot` are required (an instant
+        /// ends where it starts, an `absent` record alone names its `start_boot`).
+        func times() throws(JournalLineError) -> (start: JournalTime, end: JournalTime) {
+            guard let endBoot = try boot("boot") else { throw JournalLineError(key: "boot", "missing") }
+            let startBoot = try boot("start_boot") ?? endBoot
+            let start = JournalTime(wallSeconds: try required("start"), monotonicMilliseconds: try number("start_mono") ?? 0,
+                                    bootID: startBoot, synced: text("start_synced") != "no")
+            let end = JournalTime(wallSeconds: try number("end") ?? start.wallSeconds,
+                                  monotonicMilliseconds: try number("end_mono") ?? start.monotonicMilliseconds,
+                                  bootID: endBoot, synced: text("end_synced") != "no")
+            return (start, end)
+        }
+
+        func reasons() throws(JournalLineError) -> [JournalReason] {
+            var result: [JournalReason] = []
+            for item in (values["reasons"] ?? "").split(separator: ",") {
                 let parts = item.split(separator: ":", maxSplits: 1)
-                guard parts.count == 2, let count = Int(parts[1]), (0...largestNumber).contains(count) else {
-                    throw JournalLineError(key: key, "'\(item.prefix(32))' is not IFACE:NUMBER")
+                guard parts.count == 2, let reason = Reason(rawValue: String(parts[1])) else {
+                    throw JournalLineError(key: "reasons", "\(quoted(item)) is not IFACE:REASON")
                 }
-                result[try interface(parts[0], key)] = count
+                result.append(JournalReason(try Self.interface(parts[0], "reasons"), reason))
             }
             return result
         }
 
-        guard let endBoot = try boot("boot") else { throw JournalLineError(key: "boot", "missing") }
-        let startBoot = try boot("start_boot") ?? endBoot
-        let start = JournalTime(wallSeconds: try required("start"), monotonicMilliseconds: try number("start_mono") ?? 0,
-                                bootID: startBoot, synced: text("start_synced") != "no")
-        let end = JournalTime(wallSeconds: try number("end") ?? start.wallSeconds,
-                              monotonicMilliseconds: try number("end_mono") ?? start.monotonicMilliseconds,
-                              bootID: endBoot, synced: text("end_synced") != "no")
-        var record = JournalRecord(kind: kind, start: start, end: end)
-        record.sequence = try number("seq")
-        if let name = text("interface") { record.interface = try interface(name, "interface") }
-        if (kind == .uplink || kind == .metered) && record.interface == nil {
-            throw JournalLineError(key: "interface", "missing")
-        }
-        for item in (text("reasons") ?? "").split(separator: ",") {
-            let parts = item.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, let reason = Reason(rawValue: String(parts[1])) else {
-                throw JournalLineError(key: "reasons", "'\(item.prefix(32))' is not IFACE:REASON")
+        func counts(_ key: Substring) throws(JournalLineError) -> [InterfaceName: Int] {
+            var result: [InterfaceName: Int] = [:]
+            for item in (values[key] ?? "").split(separator: ",") {
+                let parts = item.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, let count = Int(parts[1]), (0...largestNumber).contains(count) else {
+                    throw JournalLineError(key: key, "\(quoted(item)) is not IFACE:NUMBER")
+                }
+                result[try Self.interface(parts[0], key)] = count
             }
-            record.reasons.append(JournalReason(try interface(parts[0], "reasons"), reason))
+            return result
         }
-        if let name = text("primary_before") { record.primaryBefore = try interface(name, "primary_before") }
-        if let name = text("primary_after") { record.primaryAfter = try interface(name, "primary_after") }
-        if let value = text("primary_reason") {
-            guard let reason = PrimaryChangeReason(rawValue: String(value)) else {
-                throw JournalLineError(key: "primary_reason", "'\(value.prefix(32))' is not a reason")
-            }
-            record.primaryReason = reason
-        }
-        record.detectionMilliseconds = try number("detection_ms")
-        record.recoverySteps = try counts("recoveries")
-        record.bytes = try counts("bytes")
-        if let value = text("cause") {
-            guard let cause = JournalRecord.AbsenceCause(rawValue: String(value)) else {
-                throw JournalLineError(key: "cause", "'\(value.prefix(32))' is not stopped or lost")
-            }
-            record.cause = cause
-        }
-        record.uncertaintySeconds = try number("uncertainty_s")
-        record.droppedCount = try number("count")
-        return record
     }
 }
 
@@ -233,7 +276,7 @@ extension JournalCheckpoint {
                 stopped = fields["stopped"] == "yes"
                 if let name = fields["primary"] {
                     guard let interface = InterfaceName(FactValue.percentDecoded(String(name))) else {
-                        throw failure(JournalLineError(key: "primary", "'\(name.prefix(32))' is not an interface name"))
+                        throw failure(JournalLineError(key: "primary", "\(JournalLine.quoted(name)) is not an interface name"))
                     }
                     primary = interface
                 }

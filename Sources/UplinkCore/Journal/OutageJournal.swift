@@ -84,17 +84,7 @@ package struct OutageJournal: Sendable {
     package mutating func observe(_ state: AgentState, events: [HookEvent], at now: JournalTime) -> Update {
         var update = Update()
         let decided = state.primary != nil || !state.uplinks.contains { $0.verdict == .unknown }
-        if let before = primary, let after = state.primary, before != after {
-            var failover = JournalRecord(kind: .failover, start: now, end: now)
-            failover.primaryBefore = before
-            failover.primaryAfter = after
-            let event = events.last { $0.kind == .primary && $0.primary == after }
-            failover.primaryReason = event?.primaryReason
-            failover.detectionMilliseconds = event?.previousPrimaryProvenMillisecondsAgo
-            failover.reasons = state.uplinks.filter { $0.interface == before && $0.verdict != .online }
-                .map { JournalReason(before, $0.reason) }
-            update.records.append(failover)
-        }
+        if let failover = failover(to: state, events: events, at: now) { update.records.append(failover) }
         if state.primary != nil || decided { primary = state.primary }
 
         let carriedEnd = decided ? self.carriedEnd : nil
@@ -102,11 +92,36 @@ package struct OutageJournal: Sendable {
         /// When a period ends: now, or for one carried over a restart that no longer
         /// holds at the first decided state, when the agent was last known to run.
         func end(of period: OpenPeriod) -> JournalTime { period.carried ? carriedEnd ?? now : now }
+        observeUplinks(state, decided: decided, at: now, end: { end(of: $0) }, into: &update)
+        observeSite(state, decided: decided, at: now, end: { end(of: $0) }, into: &update)
+        observeMetered(state, decided: decided, at: now, end: { end(of: $0) }, into: &update)
+        if let current = state.primary { lastPrimary = current }
+        return update
+    }
+
+    /// The record of a change from one primary to another, nil when there is none.
+    private func failover(to state: AgentState, events: [HookEvent], at now: JournalTime) -> JournalRecord? {
+        guard let before = primary, let after = state.primary, before != after else { return nil }
+        var failover = JournalRecord(kind: .failover, start: now, end: now)
+        failover.primaryBefore = before
+        failover.primaryAfter = after
+        let event = events.last { $0.kind == .primary && $0.primary == after }
+        failover.primaryReason = event?.primaryReason
+        failover.detectionMilliseconds = event?.previousPrimaryProvenMillisecondsAgo
+        failover.reasons = state.uplinks.filter { $0.interface == before && $0.verdict != .online }
+            .map { JournalReason(before, $0.reason) }
+        return failover
+    }
+
+    /// Each uplink's period: opened when it is decided not online, noting each new
+    /// reason, closed when it is online again or gone from a decided state.
+    private mutating func observeUplinks(_ state: AgentState, decided: Bool, at now: JournalTime,
+                                         end: (OpenPeriod) -> JournalTime, into update: inout Update) {
         for uplink in state.uplinks where uplink.verdict != .unknown {
             let name = uplink.interface
             if uplink.verdict == .online {
                 if let period = uplinks.removeValue(forKey: name) {
-                    update.records.append(closed(period, at: end(of: period), state: state))
+                    update.records.append(closed(period, at: end(period), state: state))
                     update.openPeriodsChanged = true
                 }
             } else if var period = uplinks[name] {
@@ -122,17 +137,21 @@ package struct OutageJournal: Sendable {
         }
         // An uplink gone from the state (unplugged, or gone while the agent was away):
         // its period ends, for nothing more is known of it.
-        if decided {
-            for name in uplinks.keys.sorted() where !state.uplinks.contains(where: { $0.interface == name }) {
-                let period = uplinks.removeValue(forKey: name)!
-                update.records.append(closed(period, at: end(of: period), state: state))
-                update.openPeriodsChanged = true
-            }
+        guard decided else { return }
+        for name in uplinks.keys.sorted() where !state.uplinks.contains(where: { $0.interface == name }) {
+            let period = uplinks.removeValue(forKey: name)!
+            update.records.append(closed(period, at: end(period), state: state))
+            update.openPeriodsChanged = true
         }
+    }
 
+    /// The site's period without a primary: opened at a decided state without one,
+    /// closed when there is one again.
+    private mutating func observeSite(_ state: AgentState, decided: Bool, at now: JournalTime,
+                                      end: (OpenPeriod) -> JournalTime, into update: inout Update) {
         if state.primary != nil, let period = site {
             site = nil
-            update.records.append(closed(period, at: end(of: period), state: state))
+            update.records.append(closed(period, at: end(period), state: state))
             update.openPeriodsChanged = true
         } else if state.primary == nil && decided {
             if var period = site {
@@ -146,9 +165,6 @@ package struct OutageJournal: Sendable {
                 update.openPeriodsChanged = true
             }
         }
-        observeMetered(state, decided: decided, at: now, end: { end(of: $0) }, into: &update)
-        if let current = state.primary { lastPrimary = current }
-        return update
     }
 
     /// The site's time on a metered primary: a period per metered uplink while it is

@@ -80,7 +80,8 @@ package final class HookRunner: HookSink {
     }
 
     private func start(_ path: String, for event: HookEvent) {
-        let name = String(path.split(separator: "/").last ?? "")
+        // A file name may hold any byte but '/', and it starts each line logged of the hook.
+        let name = String(path.split(separator: "/").last ?? "").printableEscaped
         // Checked when the event began, maybe minutes ago (earlier hooks ran since):
         // the file must still be one that may run.
         if case .refused(let why) = HookDirectories.check(path) {

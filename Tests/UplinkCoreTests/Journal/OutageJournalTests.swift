@@ -274,6 +274,34 @@ struct OutageJournalTests {
         #expect(problem("site start=1 boot=ab free text") == "'free' is not key=value")
     }
 
+    /// A damaged journal may hold any bytes, and `history` prints the problem on a
+    /// terminal: what it quotes of the line must not clear the screen or ring.
+    @Test func aGarbageLineIsQuotedWithItsControlCharactersEscaped() {
+        func problem(_ line: String) -> String {
+            do { _ = try JournalLine.decode(Substring(line)); return "read" } catch { return error.description }
+        }
+        let garbage = "\u{1b}[2J\u{7}\u{0}\u{ff}\u{9b}"
+        #expect(problem(garbage) == #"unknown record kind '\u{1b}[2J\u{7}\u{0}\u{ff}\u{9b}'"#)
+        let problems = [
+            problem(garbage), problem("site start=1 boot=ab \(garbage)"), problem("site start=\(garbage) boot=ab"),
+            problem("site start=1 boot=\(garbage)"), problem("site start=1 boot=ab reasons=eth0:\(garbage)"),
+            problem("site start=1 boot=ab primary_after=\(garbage)"), problem("site start=1 boot=ab primary_reason=\(garbage)"),
+            problem("absent start=1 boot=ab cause=\(garbage)"), problem("site start=1 boot=ab bytes=\(garbage)"),
+        ]
+        for text in problems {
+            #expect(text.contains(#"\u{1b}"#), "\(text.printableEscaped)")
+            #expect(text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7f }, "\(text.printableEscaped)")
+        }
+        // At most 32 characters of the value are quoted, however many it has.
+        #expect(problem("site start=\(String(repeating: "\u{7}", count: 1_000)) boot=ab").count < 32 * 6 + 60)
+        do {
+            _ = try JournalCheckpoint(text: "alive wall=1 mono=1 boot=ab primary=\u{1b}[2J\n")
+            Issue.record("a checkpoint with a garbage primary was read")
+        } catch {
+            #expect(error.description == #"line 1: primary: '\u{1b}[2J' is not an interface name"#)
+        }
+    }
+
     @Test func theJournalIsCompactedToAQuarterBelowItsBoundAndCountsWhatItDropped() throws {
         func line(_ index: Int) -> Substring {
             Substring(JournalLine.encode(JournalRecord(kind: .failover, start: time(Double(index)), end: time(Double(index)))))
