@@ -57,8 +57,8 @@ status: the state file as written by run: primary, each uplink's verdict, reason
   since when, probe bytes; how old the data is and whether the agent still runs.
   Exit status 0 the agent runs with a primary, 1 it runs with no uplink online,
   3 it does not run (stale facts), 69 no readable state file.
-  --get FACT, --get IFACE FACT  one value (README, "State file", names every
-  fact), empty for none; exit 0, 1 no such uplink in the file, 64 no such fact.
+  --get FACT, --get IFACE FACT  one value (uplinkd-state(5) names every fact),
+  empty for none; exit 0, 1 no such uplink in the file, 64 no such fact.
 
 history: the outage journal ([agent] journal-file, default /var/lib/uplinkd/journal):
   periods without a primary (site), an uplink not online, failovers, the agent's

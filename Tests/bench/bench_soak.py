@@ -67,9 +67,9 @@ A primary change away from eth0 within an outage or carrier event (or 5 s after 
 end) is a failover; one during a loss burst of 10 % or more or a latency spike of
 500 ms or more, or within degraded-for (60 s) after it, whose reason is `degraded`
 is a handover by design (a primary degraded for that long, and still by that last
-stretch's probes, yields to a healthy backup: README "Failover"), counted apart, as
+stretch's probes, yields to a healthy backup: uplinkd(8), "Primary"), counted apart, as
 is one with reason `lost` during a DNS failure; anywhere else it is a false one. A failover is late beyond the
-README targets' p95: 1.5 s with LAN traffic, 5 s idle (a carrier loss: 1.5 s); an
+targets' p95 (Tests/bench/README.md): 1.5 s with LAN traffic, 5 s idle (a carrier loss: 1.5 s); an
 outage or carrier event without one is missed. Modem gateways need ModemManager,
 dbus-daemon and python3-dbusmock (as test_modem.py); without them the header says
 why and the soak runs without modems.
@@ -114,7 +114,7 @@ LADDER_WAIT_S = METERED_INTERVAL_S + RECOVER_AFTER_S + 180.0
 BACK_ONLINE_WAIT_S = 180.0
 MISFITS = 20                                         # draws that do not fit before a window ends
 REAL = ("outage", "carrier")
-DEGRADING = {"loss": ("percent", 10), "latency": ("rtt_ms", 500)}   # README: degraded at 10 % loss or 500 ms
+DEGRADING = {"loss": ("percent", 10), "latency": ("rtt_ms", 500)}   # uplinkd(8): degraded at 10 % loss or 500 ms
 BASE_DELAY_MS = 5
 RECONNECT_WAIT_S = 180.0
 TRAFFIC = ("flows", "sequential", "idle")
@@ -375,7 +375,7 @@ def judge(gw):
                  + (f" (+{move.t - during['end']:.1f} s)" if after else "")
                  + f", reason {move.primary_reason or '-'}")
         # Under loss of 10 % or a round trip of 500 ms or more eth0 is degraded, and a
-        # healthy backup is preferred (README, "Failover"); with its resolver silent it
+        # healthy backup is preferred (uplinkd(8), "Primary"); with its resolver silent it
         # is limited (design: DNS fails). Both are handovers by design, not failovers
         # on a false alarm.
         degrading = DEGRADING.get(during["kind"]) if during else None

@@ -187,18 +187,22 @@ def parse_hook_log(text: str):
     return events
 
 
-def readme_facts() -> dict:
-    """{'node': [names], 'uplink': [names]}: README's table of the state's facts (which
-    a unit test holds to the code's), so these tests read by the names users read."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    block = readme.split("<!-- facts: begin -->", 1)[1].split("<!-- facts: end -->", 1)[0]
+def manual_facts() -> dict:
+    """{'node': [names], 'uplink': [names]}: the facts uplinkd-state(5) lists between its
+    "facts: begin" and "facts: end" comments (a unit test holds that list to the code's
+    table), so these tests read by the names users read. Each fact is an entry whose
+    tag is `.BI "NAME " FORM`, under `.SS Node facts` or `.SS Uplink facts`."""
+    page = (Path(__file__).resolve().parents[2] / "packaging/debian/uplinkd-state.5").read_text()
+    block = page.split('.\\" facts: begin\n', 1)[1].split('.\\" facts: end', 1)[0]
     facts = {"node": [], "uplink": []}
-    for row in block.splitlines():
-        cells = [c.strip() for c in row.strip("|").split("|")]
-        if len(cells) == 3 and cells[1] in facts:
-            facts[cells[1]].append(cells[0].strip("`"))
+    subject = None
+    for line in block.splitlines():
+        if line.startswith(".SS "):
+            subject = {"Node facts": "node", "Uplink facts": "uplink"}.get(line[4:])
+        elif line.startswith('.BI "') and subject:
+            facts[subject].append(line[5:].split(" ", 1)[0].replace("\\-", "-"))
     if not facts["node"] or not facts["uplink"]:
-        raise AgentError("README.md has no table of facts between its facts markers")
+        raise AgentError("uplinkd-state.5 has no list of facts between its facts markers")
     return facts
 
 
@@ -206,7 +210,7 @@ def parse_state(text: str) -> dict:
     """The state file (format 2) by name: {'format', node facts ('written', 'pid',
     'stopped', 'primary', 'decision', 'hooks_done'...), 'uplinks': {name: {fact: value}},
     'order': [names]}; values percent-decoded, "-" for none. Refuses what a reader by
-    the README's rules could not read: a line that is not one fact, a fact repeated."""
+    uplinkd-state(5)'s rules could not read: a line that is not one fact, a fact repeated."""
     lines = text.splitlines()
     if not lines or not lines[0].startswith("# uplinkd state, format 2"):
         raise AgentError(f"state file does not start with the format comment:\n{text}")

@@ -1,4 +1,4 @@
-"""Demonstration of `uplinkd check` on a gateway with three uplinks, built as a
+"""Demonstration of `uplinkd check` on a gateway with four uplinks, built as a
 network-namespace lab on this machine (no traffic leaves the lab):
 
     eth0  -> a working "internet"

@@ -25,7 +25,7 @@ import time
 
 import pytest
 
-from agentrun import PORTAL_URL, PROBES, AgentError, config_text, readme_facts, uplink_is
+from agentrun import PORTAL_URL, PROBES, AgentError, config_text, manual_facts, uplink_is
 from lab import INTERNET_ADDR
 from pytesthelp import fail, ok
 
@@ -549,9 +549,9 @@ def test_queued_verdict_events_are_coalesced(fresh_lab, serve, agent, tmp_path):
 
 # --- 9. uplinkd status ---------------------------------------------------------------
 
-# Each uplink's facts as README names them, and the objects kept until format 1 goes.
-UPLINK_KEYS = {"interface", *readme_facts()["uplink"], "families", "modem", "plan"}
-NODE_KEYS = {"age_seconds", "agent_running", *readme_facts()["node"], "uplinks"}
+# Each uplink's facts as uplinkd-state(5) names them, and the objects kept until format 1 goes.
+UPLINK_KEYS = {"interface", *manual_facts()["uplink"], "families", "modem", "plan"}
+NODE_KEYS = {"age_seconds", "agent_running", *manual_facts()["node"], "uplinks"}
 
 
 def test_status_while_running_and_after_term(lab, serve, agent):

@@ -14,7 +14,7 @@ A lab of its own (lab.Lab's scheme, one uplink):
     10.232.2.1:80     labserver.py: the probe http://10.232.2.1/generate_204, as the
                       internet (204) or as a portal (302), switched per test
     gw                dhclient -4 with `option captive-portal code 114 = text;` in its
-                      dhclient.conf (README, "Captive-portal API"), its lease file in
+                      dhclient.conf (uplinkd(8), CAPTIVE-PORTAL API), its lease file in
                       the lab; its script is /bin/true, so the lab's addresses stay
 
 uplinkd reads the lease from the lab's directory (`[dns] dhclient-leases`), trusts

@@ -12,12 +12,15 @@
   functions under every POSIX shell found here (dash, busybox sh).
 - Every shipped hook and the library pass `shellcheck -s sh` (POSIX sh, no
   bashisms).
+- uplinkd-hooks(7), SHIPPED HOOKS, documents every settings key each hook reads
+  (conf_value), and no key that none reads: a file check, no root needed.
 
 Hooks started by the agent or by hand here get UPLINKD_HOOK_LIB pointing at the
 repository's library, so an installed /usr/lib/uplinkd/hook-lib.sh never stands in.
 """
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -368,3 +371,213 @@ done
            "abs-path:x no", "ifname:eth0 yes", "ifname:a/b no", "any:x yes", "any: no"]), done.stdout
     assert done.stderr.splitlines() == ["refusing odd interface name in UPLINK_PRIMARY",
                                         "refusing odd interface name"], done.stderr
+
+
+# --- the manual page's SHIPPED HOOKS and the hooks' settings ---------------------------
+
+HOOKS_PAGE = HOOKS.parent / "packaging" / "debian" / "uplinkd-hooks.7"
+# A hook reads a setting as `conf_value "$FILE" KEY ...` (hooks/lib/uplinkd-hook.sh).
+SETTING_READ = re.compile(r'conf_value\s+"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?"\s+([A-Za-z_][A-Za-z0-9_]*)(?=\s|\)|$)')
+# Its settings file: CONF=${UPLINKD_..._CONF:-/etc/uplinkd/NAME.conf}
+SETTINGS_FILE = re.compile(r'^CONF=\$\{[A-Za-z_][A-Za-z0-9_]*:-(/[^}]+)\}', re.M)
+# A key as the page writes it: KEY= at the start of a word.
+PAGE_KEY = re.compile(r"(?<![\w-])([A-Z][A-Z0-9_]*)=")
+ROFF_ESCAPE = re.compile(r"\\(f(?:\[[^]]*\]|\(..|.)|\(..|\[[^]]*\]|.)")
+ALTERNATING = {".BI": "BI", ".BR": "BR", ".IB": "IB", ".IR": "IR", ".RB": "RB", ".RI": "RI"}
+
+
+def settings_read(script: str) -> tuple[set, list]:
+    """The keys a hook script reads from settings files, and the conf_value calls
+    (outside comments) whose key is not written out, which no check can follow."""
+    keys, unknown = set(), []
+    for line in script.splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        for call in re.finditer(r"\bconf_value\b", line):
+            found = SETTING_READ.match(line, call.start())
+            if found:
+                keys.add(found.group(1))
+            else:
+                unknown.append(line.strip())
+    return keys, unknown
+
+
+def roff_arguments(text: str) -> list:
+    """A macro line's arguments: separated by blanks, a double-quoted one may hold
+    blanks."""
+    return [quoted if quoted or not plain else plain
+            for quoted, plain in re.findall(r'"((?:[^"]|"")*)"|(\S+)', text)]
+
+
+def roff_runs(text: str, font: str) -> list:
+    """(font, text) runs of roff text starting in `font` ("B" bold, "I", "R"): \\f
+    changes the font (\\fP back to the one before), \\- is a hyphen, \\e a
+    backslash, other escapes stand for a character that is no part of a key."""
+    runs, previous, at = [(font, "")], font, 0
+    for escape in ROFF_ESCAPE.finditer(text):
+        runs[-1] = (font, runs[-1][1] + text[at:escape.start()])
+        at = escape.end()
+        code = escape.group(1)
+        if code.startswith("f"):
+            name = code[1:].strip("[]").lstrip("(")
+            font, previous = (previous, font) if name == "P" else ("B" if "B" in name else name[:1], font)
+            runs.append((font, ""))
+        else:
+            runs[-1] = (font, runs[-1][1] + {"-": "-", "e": "\\", "&": "", "%": "", "c": ""}.get(code, " "))
+    runs[-1] = (font, runs[-1][1] + text[at:])
+    return runs
+
+
+def shipped_hooks_section(page: str) -> dict:
+    """uplinkd-hooks(7)'s SHIPPED HOOKS by subsection: {.SS title (None before the
+    first): (keys, plain text)}. The keys documented are each KEY= written in bold,
+    and each line of an example (.nf to .fi) that starts with KEY=."""
+    parts, title, inside, example = {}, None, False, False
+    for line in page.splitlines():
+        if line.startswith('.\\"'):
+            continue
+        macro, _, rest = line.partition(" ") if line.startswith(".") else ("", "", line)
+        if macro == ".SH":
+            inside = " ".join(roff_arguments(rest)) == "SHIPPED HOOKS"
+            continue
+        if not inside:
+            continue
+        if macro == ".SS":
+            title = "".join(text for _, text in roff_runs(" ".join(roff_arguments(rest)), "B"))
+            continue
+        example = {".nf": True, ".fi": False}.get(macro, example)
+        if macro in (".B", ".I"):
+            runs = roff_runs(" ".join(roff_arguments(rest)), macro[1])
+        elif macro in ALTERNATING:
+            runs = [run for n, argument in enumerate(roff_arguments(rest))
+                    for run in roff_runs(argument, ALTERNATING[macro][n % 2])]
+        elif macro:
+            runs = []
+        else:
+            runs = roff_runs(line, "R")
+        keys, text = parts.setdefault(title, (set(), []))
+        plain = "".join(t for _, t in runs)
+        text.append(plain)
+        bold = "".join(t if font == "B" else "\0" for font, t in runs)
+        keys.update(PAGE_KEY.findall(bold))
+        starts = PAGE_KEY.match(plain) if example and not macro else None
+        if starts:
+            keys.add(starts.group(1))
+    return {title: (keys, "\n".join(text)) for title, (keys, text) in parts.items()}
+
+
+def settings_doc_problems(hooks: dict, page: str) -> list:
+    """How the manual page's SHIPPED HOOKS and the hooks (name: script) differ: a
+    hook without a subsection, a key a hook reads that its subsection does not
+    document (KEY=), or its settings file not named there; a KEY= documented that
+    the hook of its subsection (before the first subsection: any hook) does not
+    read."""
+    sections = shipped_hooks_section(page)
+    if not sections:
+        return ["uplinkd-hooks(7) has no section SHIPPED HOOKS"]
+    problems, read = [], {}
+    for name, script in sorted(hooks.items()):
+        read[name], unknown = settings_read(script)
+        problems += [f"{name}: cannot tell which key this reads: {call}" for call in unknown]
+        if name not in sections:
+            problems.append(f"SHIPPED HOOKS has no subsection (.SS) for {name}")
+        keys, text = sections.get(name, (set(), ""))
+        for key in sorted(read[name] - keys):
+            problems.append(f"{name} reads {key} from its settings, but SHIPPED HOOKS has no {key}= under {name}")
+        for path in SETTINGS_FILE.findall(script):
+            if name in sections and path not in text:
+                problems.append(f"{name} reads {path}, which SHIPPED HOOKS does not name under {name}")
+    any_hook = set().union(*read.values()) if read else set()
+    for title, (keys, _) in sections.items():
+        known, readers = (read[title], f"{title} does not read") if title in read else (any_hook, "no shipped hook reads")
+        for key in sorted(keys - known):
+            where = f"under {title}" if title else "before the hooks' subsections"
+            problems.append(f"SHIPPED HOOKS documents {key}= {where}, which {readers}")
+    return problems
+
+
+def shipped_scripts() -> dict:
+    return {hook.name: hook.read_text() for hook in SHIPPED}
+
+
+def test_the_manual_page_documents_every_hook_setting_and_no_other():
+    """uplinkd-hooks(7), SHIPPED HOOKS, is the one reference of the shipped hooks'
+    settings (hooks/README.md only points to it): every key each hook reads with
+    conf_value is documented under that hook's subsection, with its settings file,
+    and every KEY= documented there is one the hook reads. A pure file check."""
+    scripts = shipped_scripts()
+    read = {name: settings_read(script)[0] for name, script in scripts.items()}
+    # The hooks were read right: a regular expression that found nothing would pass.
+    assert {"CONNTRACK_FLUSH", "FAILBACK_FLUSH", "LOOSE_RP_FILTER", "PROTO"} <= read["50-route-failover"], read
+    assert {"METHOD", "INTERFACES", "CREDENTIALS", "COMMAND", "USERNAME", "PASSWORD"} <= read["60-portal-login"], read
+    assert {"EVENTS", "URL"} <= read["90-notify"], read
+    page = HOOKS_PAGE.read_text()
+    assert shipped_hooks_section(page)["50-route-failover"][0] >= {"CONNTRACK_FLUSH", "LOOSE_RP_FILTER"}
+    assert settings_doc_problems(scripts, page) == []
+
+
+def test_a_setting_the_manual_page_lacks_or_invents_is_reported():
+    """The check on the real page and hooks, each changed one way: a hook reading a
+    made-up key, a key's entry gone from the page, a key documented that no hook
+    reads; and on a made-up page, which parts of roff count as documenting a key."""
+    scripts, page = shipped_scripts(), HOOKS_PAGE.read_text()
+    made_up = dict(scripts, **{"90-notify": scripts["90-notify"].replace(
+        'url=$(conf_value "$CONF" URL http-url)',
+        'extra=$(conf_value "$CONF" MADE_UP_KEY digits 1) || :\nurl=$(conf_value "$CONF" URL http-url)')})
+    assert settings_doc_problems(made_up, page) == [
+        "90-notify reads MADE_UP_KEY from its settings, but SHIPPED HOOKS has no MADE_UP_KEY= under 90-notify"]
+    assert ".B LOOSE_RP_FILTER=yes\n" in page
+    assert settings_doc_problems(scripts, page.replace(".B LOOSE_RP_FILTER=yes\n", ".B LOOSE_RP_FILTER\n")) == [
+        "50-route-failover reads LOOSE_RP_FILTER from its settings, but SHIPPED HOOKS has no LOOSE_RP_FILTER= "
+        "under 50-route-failover"]
+    invented = page.replace(".B LOOSE_RP_FILTER=yes\n", ".B LOOSE_RP_FILTER=yes\n.TP\n.BI MADE_UP_KEY= N\n")
+    assert settings_doc_problems(scripts, invented) == [
+        "SHIPPED HOOKS documents MADE_UP_KEY= under 50-route-failover, which 50-route-failover does not read"]
+
+    hooks = {
+        "50-x": 'CONF=${X_CONF:-/etc/uplinkd/x.conf}\n'
+                'a=$(conf_value "$CONF" KNOWN yes-no no) || :\n'
+                '# b=$(conf_value "$CONF" IN_A_COMMENT)\n'
+                'c=$(conf_value "$CONF" "$name")\n',
+        "70-y": 'CONF=${Y_CONF:-/etc/uplinkd/y.conf}\nd=$(conf_value "${CONF}" OTHER)\n',
+    }
+    made = "\n".join([
+        ".SH SHIPPED HOOKS",
+        "Lines \\fBKEY\\fR=value, or",
+        ".IB KEY = value",
+        ".SS 50\\-x",
+        "Settings in",
+        ".IR /etc/uplinkd/z.conf :",
+        ".TP",
+        ".B KNOWN=yes\\fR|\\fPno",
+        ".TP",
+        ".BI STALE= N",
+        "and \\fBIN_TEXT=\\fP, not \\fIITALIC=\\fP nor PLAIN=.",
+        '.\\" .B IN_A_COMMENT=yes',
+        ".nf",
+        "IN_EXAMPLE=1",
+        "# NOT_A_SETTING=1",
+        ".fi",
+        ".SS Other",
+        ".B OTHER=1 ANYWHERE=2",
+        ".SH EXAMPLES",
+        ".B AFTER=1",
+    ])
+    assert settings_doc_problems(hooks, made) == [
+        "50-x: cannot tell which key this reads: c=$(conf_value \"$CONF\" \"$name\")",
+        "50-x reads /etc/uplinkd/x.conf, which SHIPPED HOOKS does not name under 50-x",
+        "SHIPPED HOOKS has no subsection (.SS) for 70-y",
+        "70-y reads OTHER from its settings, but SHIPPED HOOKS has no OTHER= under 70-y",
+        "SHIPPED HOOKS documents IN_EXAMPLE= under 50-x, which 50-x does not read",
+        "SHIPPED HOOKS documents IN_TEXT= under 50-x, which 50-x does not read",
+        "SHIPPED HOOKS documents STALE= under 50-x, which 50-x does not read",
+        "SHIPPED HOOKS documents ANYWHERE= under Other, which no shipped hook reads",
+    ]
+    assert settings_doc_problems(hooks, ".SH DESCRIPTION\n.B KNOWN=yes\n") == [
+        "uplinkd-hooks(7) has no section SHIPPED HOOKS"]
+
+
+def test_the_hooks_guide_is_installed_compressed_as_the_pages_name_it():
+    """The pages name /usr/share/doc/uplinkd/hooks.md.gz; dh_compress compresses a
+    document only when it is larger than 4 KiB."""
+    assert (HOOKS / "README.md").stat().st_size > 4096, "hooks/README.md would be installed as hooks.md, not hooks.md.gz"

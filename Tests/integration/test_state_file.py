@@ -1,9 +1,10 @@
 """The state file as other services read it, end to end: format 2's named facts read by
-README's own POSIX sh example (a modem whose operator name has a space, a data plan, a
-standby), by `uplinkd status --get`, by `status --json` and by the hooks under the same
-names; a reader that waits for `hooks_done` to reach `decision` finds the route hook's
-route in place even when the hooks lag the decision; and `[agent] state-format = 1`
-keeps format 1's readers (awk by column, `status`, `wait-online`) working.
+the package's POSIX sh example, packaging/examples/state-reader.sh (a modem whose
+operator name has a space, a data plan, a standby), by `uplinkd status --get`, by
+`status --json` and by the hooks under the same names; a reader that waits for
+`hooks_done` to reach `decision` finds the route hook's route in place even when the
+hooks lag the decision; and `[agent] state-format = 1` keeps format 1's readers (awk
+by column, `status`, `wait-online`) working.
 """
 
 import json
@@ -20,7 +21,8 @@ from failoverlab import wait_settled
 
 IMEI = modemrig.DEFAULT_IMEI
 SETTLE = 60.0
-README = Path(__file__).resolve().parents[2] / "README.md"
+# Installed as /usr/share/doc/uplinkd/examples/state-reader.sh; uplinkd-state(5) points to it.
+READER = Path(__file__).resolve().parents[2] / "packaging/examples/state-reader.sh"
 
 
 @pytest.fixture
@@ -34,15 +36,11 @@ def rig(request, rig_ok, failover_ok):
         yield r
 
 
-def readme_reader(tmp_path: Path) -> Path:
-    """README's "State file" shell example, written out as it is; `sh -n` must pass."""
-    section = README.read_text().split("\n## State file\n", 1)[1].split("\n## ", 1)[0]
-    script = section.split("```sh\n", 1)[1].split("```", 1)[0]
-    path = tmp_path / "reader.sh"
-    path.write_text(script)
-    checked = subprocess.run(["sh", "-n", str(path)], capture_output=True, text=True, timeout=10)
-    assert checked.returncode == 0, f"README's reader is not valid sh: {checked.stderr}"
-    return path
+def example_reader() -> Path:
+    """The packaged reader as it is; `sh -n` must pass."""
+    checked = subprocess.run(["sh", "-n", str(READER)], capture_output=True, text=True, timeout=10)
+    assert checked.returncode == 0, f"{READER} is not valid sh: {checked.stderr}"
+    return READER
 
 
 def test_a_shell_reader_reads_every_uplink_by_name(fresh_flab, rig, agent, tmp_path):
@@ -57,7 +55,7 @@ def test_a_shell_reader_reads_every_uplink_by_name(fresh_flab, rig, agent, tmp_p
                         SETTLE, "wwan0's operator and plan in the state file, the hooks caught up")
     assert "\nuplink wwan0 modem_operator Vodafone%20DE\n" in run.state_text()
 
-    reader = readme_reader(tmp_path)
+    reader = example_reader()
     done = subprocess.run(["sh", str(reader)], capture_output=True, text=True, timeout=30,
                           env={"PATH": "/usr/bin:/bin", "UPLINKD_STATE": str(run.state_path)})
     assert done.returncode == 0, done
@@ -71,7 +69,7 @@ def test_a_shell_reader_reads_every_uplink_by_name(fresh_flab, rig, agent, tmp_p
     assert len(used) == 1 and used[0].endswith(" bytes used, standby warm"), done.stdout
     assert int(used[0].split()[2]) >= 0
 
-    # One value without parsing; the names README gives and no other.
+    # One value without parsing; the names uplinkd-state(5) gives and no other.
     def get(*words):
         return run.status("--get", *words)
     assert (get("wwan0", "modem_operator").returncode, get("wwan0", "modem_operator").stdout) == (0, "Vodafone DE\n")
@@ -159,7 +157,7 @@ def test_format_1_readers_keep_working_with_the_setting(fresh_flab, agent):
                    SETTLE, "a format 1 state file with eth0 primary")
     text = run.state_text()
     assert text.startswith("# uplinkd state, format 1"), text
-    # A format 1 reader: columns, as README's old example read them.
+    # A format 1 reader: columns, in the order uplinkd-state(5)'s FORMAT 1 lists them.
     old = subprocess.run(["awk", '$1 == "uplink" && $2 == "eth0" { print $4 }', str(run.state_path)],
                          capture_output=True, text=True, timeout=10)
     assert old.stdout == "online\n", (old, text)

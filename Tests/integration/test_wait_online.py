@@ -265,7 +265,7 @@ def test_usage_mistakes_exit_64(tmp_path, args, message):
 
 def state_text(pid, primary="-", uplinks=(), stopped=False):
     now = int(time.time())
-    lines = ["# uplinkd state, format 1 (see README, \"State file\")", "format 1", f"written {now}", f"pid {pid}",
+    lines = ["# uplinkd state, format 1 (see uplinkd-state(5))", "format 1", f"written {now}", f"pid {pid}",
              f"state {'stopped' if stopped else 'running'}", f"primary {primary}"]
     lines += [f"uplink {name} ethernet {verdict} {reason} {now} {verdict} - 0 - no -"
               for name, verdict, reason in uplinks]
@@ -322,7 +322,7 @@ def test_a_hand_written_state_of_a_live_process(tmp_path):
 def state_text_2(pid, primary, uplinks, decision, hooks_done):
     """A format 2 file: node facts, then each uplink's named facts."""
     now = int(time.time())
-    lines = ["# uplinkd state, format 2 (see README, \"State file\")", "format 2", f"written {now}", f"pid {pid}",
+    lines = ["# uplinkd state, format 2 (see uplinkd-state(5))", "format 2", f"written {now}", f"pid {pid}",
              "stopped no", f"primary {primary}", f"decision {decision}", f"hooks_done {hooks_done}"]
     for name, verdict, reason in uplinks:
         lines += [f"uplink {name} kind ethernet", f"uplink {name} verdict {verdict}", f"uplink {name} reason {reason}",

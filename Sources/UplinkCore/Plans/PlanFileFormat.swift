@@ -1,7 +1,7 @@
 /// The data plans' file (format 1): kept on persistent storage so counts survive
 /// restarts and reboots, one line per uplink, whitespace-separated, "-" for none:
 ///
-///     # uplinkd data plans, format 1 (see README, "Data plans")
+///     # uplinkd data plans, format 1 (see uplinkd(8), DATA PLANS)
 ///     # plan NAME CYCLE-START RECEIVED SENT MARKS BOOT-ID IFINDEX RX-BYTES TX-BYTES RX-PACKETS TX-PACKETS HEADER
 ///     format 1
 ///     written 1800000000
@@ -17,7 +17,7 @@ package enum PlanFileFormat {
 
     package static func encode(_ ledgers: [InterfaceName: PlanLedger], writtenWallSeconds: Int) -> String {
         var lines = [
-            "# uplinkd data plans, format \(version) (see README, \"Data plans\")",
+            "# uplinkd data plans, format \(version) (see uplinkd(8), DATA PLANS)",
             "# \(columns)",
             "format \(version)",
             "written \(writtenWallSeconds)",

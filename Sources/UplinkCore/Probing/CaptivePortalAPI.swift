@@ -131,7 +131,7 @@ package enum CaptivePortalAPI {
     }
 
     /// The URI in a dhclient lease (`option captive-portal "URI";` with the
-    /// definition README gives: `option captive-portal code 114 = text;`; for DHCPv6,
+    /// definition uplinkd(8) gives: `option captive-portal code 114 = text;`; for DHCPv6,
     /// `option dhcp6.captive-portal code 103 = text;`), from the newest lease.
     package static func dhclientURI(_ text: String, interface: String) -> ProbeURL? {
         let leases = DhclientLeaseFile.lastLeases(text, interface: interface)

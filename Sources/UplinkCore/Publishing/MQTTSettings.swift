@@ -65,7 +65,7 @@ package struct MQTTBroker: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The MQTT push channel (`[mqtt]`): off unless `broker` is set. See README, "MQTT".
+/// The MQTT push channel (`[mqtt]`): off unless `broker` is set. See uplinkd(8), "MQTT".
 package struct MQTTSettings: Sendable, Equatable {
     package var broker: MQTTBroker?
     /// Certificates the broker's is verified against (PEM); nil: the system's store.
@@ -79,7 +79,7 @@ package struct MQTTSettings: Sendable, Equatable {
     package var nodeID: String?
     package var topicPrefix = "uplinkd"
     /// How often `state` is published again while nothing changes, on an unmetered
-    /// primary and on a metered one (chosen for the monthly byte figure in README).
+    /// primary and on a metered one (chosen for the monthly byte figure in Tests/bench/README.md).
     package var heartbeatMilliseconds = 15 * 60_000
     package var meteredHeartbeatMilliseconds = 12 * 3_600_000
     /// The MQTT keep-alive, likewise; the broker gives the last will after 1.5 times it.

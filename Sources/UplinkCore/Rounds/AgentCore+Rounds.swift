@@ -17,7 +17,7 @@ extension AgentCore {
     /// again at most this long after its last round, metered or not: the site's way
     /// out must not wait for a schedule made to spare a backup's bytes (a metered
     /// uplink's recheck is 20 minutes). A round on a dead path sends little (SYNs and
-    /// DNS queries); README says what an hour without a primary costs.
+    /// DNS queries); Tests/bench/README.md says what an hour without a primary costs.
     package static let noPrimaryRecheckMilliseconds = 5_000
 
     /// When an uplink's next round is due: its schedule's time, or without a primary,

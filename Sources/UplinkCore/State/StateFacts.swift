@@ -4,7 +4,8 @@
 package struct Fact<Subject>: Sendable {
     package let name: String
     package let kind: FactValue.Kind
-    /// One sentence for README's reference table, values included.
+    /// One sentence for uplinkd-state(5)'s list of facts, values included (`code` in
+    /// backticks, set in bold there).
     package let meaning: String
     package let value: @Sendable (Subject) -> FactValue
     /// Puts a value read from the state file back; nil for a fact derived from others.
@@ -14,8 +15,8 @@ package struct Fact<Subject>: Sendable {
 }
 
 /// The one table of the published facts: the state file (format 2), `status --json`,
-/// the MQTT `state` and uplink payloads, the hook environment and README's reference
-/// table are all written from it, so a fact has one name everywhere.
+/// the MQTT `state` and uplink payloads, the hook environment and uplinkd-state(5)'s
+/// list of facts are all written from it, so a fact has one name everywhere.
 package enum StateFacts {
     /// Facts of the whole node. The hook environment has the primaries too, as the
     /// event leaves them; `decision` is the event's own number there.
@@ -35,7 +36,7 @@ package enum StateFacts {
              value: { .text($0.familyPrimaries[.ipv6]?.value) },
              restore: { $0.familyPrimaries[.ipv6] = $1.text.flatMap(InterfaceName.init) }),
         Fact(name: "decision", kind: .whole,
-             meaning: "the number of the latest decision (a hook event: verdict, primary, repair, recover, plan, stop) since the agent started",
+             meaning: "the number of the latest decision (a hook event: verdict, primary, repair, recover, plan, outage, stop) since the agent started",
              value: { .whole($0.decision) }, restore: { $0.decision = $1.whole ?? 0 }),
         Fact(name: "hooks_done", kind: .whole,
              meaning: "every decision up to this number has had its hooks run; equal to `decision`, the routes and whatever else the hooks do match the state",
@@ -208,11 +209,69 @@ package enum StateFacts {
         return status
     }
 
-    /// README's reference table (a test holds README to it).
-    package static var referenceTable: String {
-        var lines = ["| fact | of | meaning |", "|---|---|---|"]
-        lines += node.map { "| `\($0.name)` | node | \($0.meaning) |" }
-        lines += uplink.map { "| `\($0.name)` | uplink | \($0.meaning) |" }
+    /// uplinkd-state(5)'s list of the facts, in roff: a subsection for the node's and
+    /// one for each uplink's, an entry per fact tagged with its name and the form of
+    /// its value (a test holds the page to it).
+    package static var manualTable: String {
+        var lines = [".SS Node facts"]
+        lines += node.flatMap { RoffText.entry(name: $0.name, kind: $0.kind, meaning: $0.meaning) }
+        lines.append(".SS Uplink facts")
+        lines += uplink.flatMap { RoffText.entry(name: $0.name, kind: $0.kind, meaning: $0.meaning) }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// The facts' markdown-flavoured sentences (`code` in backticks) as roff for a manual
+/// page: code in bold with its hyphens as minus signs (so that a value copied from the
+/// page is the value), and every byte outside ASCII as a named glyph, so that groff
+/// renders the page the same with or without a preprocessor that knows UTF-8.
+enum RoffText {
+    /// One `.TP` entry: `.BI "NAME " FORM`, then the meaning as a sentence.
+    static func entry(name: String, kind: FactValue.Kind, meaning: String) -> [String] {
+        [".TP", ".BI \"\(escaped(name, code: true)) \" \(form(kind))", sentence(meaning)]
+    }
+
+    /// The words uplinkd-state(5)'s FORMAT section gives each kind of value.
+    static func form(_ kind: FactValue.Kind) -> String {
+        switch kind {
+        case .text: "text"
+        case .whole: "number"
+        case .flag: "flag"
+        case .tenths: "figure"
+        }
+    }
+
+    /// `meaning` with a capital and a full stop, backticks turned into bold.
+    static func sentence(_ meaning: String) -> String {
+        var text = ""
+        var inCode = false
+        for (index, piece) in meaning.split(separator: "`", omittingEmptySubsequences: false).enumerated() {
+            if index > 0 {
+                text += inCode ? "\\fR" : "\\fB"
+                inCode.toggle()
+            }
+            text += escaped(piece, code: inCode)
+        }
+        if let first = text.first, first.isLowercase, first.isASCII {
+            text = first.uppercased() + text.dropFirst()
+        }
+        if !text.hasSuffix(".") { text += "." }
+        // A line that starts with a dot or an apostrophe would be read as a request.
+        return text.hasPrefix(".") || text.hasPrefix("'") ? "\\&" + text : text
+    }
+
+    static func escaped(_ text: some StringProtocol, code: Bool) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": result += "\\e"
+            case "-" where code: result += "\\-"
+            case _ where !scalar.isASCII:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                result += "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 }

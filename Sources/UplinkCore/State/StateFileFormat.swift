@@ -2,7 +2,7 @@
 /// with one `awk` or `grep` and no column counting. Node facts are `NAME VALUE`, an
 /// uplink's facts `uplink IFACE NAME VALUE`, named as in `StateFacts`:
 ///
-///     # uplinkd state, format 2 (see README, "State file")
+///     # uplinkd state, format 2 (see uplinkd-state(5))
 ///     format 2
 ///     written 1763733436
 ///     pid 4242
@@ -28,7 +28,7 @@ package enum StateFileFormat {
     /// The file in `format` (2, or 1 for readers not yet moved).
     package static func encode(_ state: AgentState, format: Int = version) -> String {
         guard format == version else { return StateFileFormat1.encode(state) }
-        var text = "# uplinkd state, format \(version) (see README, \"State file\")\nformat \(version)\n"
+        var text = "# uplinkd state, format \(version) (see uplinkd-state(5))\nformat \(version)\n"
         text.reserveCapacity(1_024 + 1_536 * state.uplinks.count)
         func line(_ parts: String...) {
             for part in parts { text += part }

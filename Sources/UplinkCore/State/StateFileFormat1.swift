@@ -1,8 +1,8 @@
 /// The state file's format 1, written only when `[agent] state-format = 1` asks for it
-/// (until the date README gives) and read by `uplinkd status`: a few header lines, then one line per uplink,
+/// (until the date uplinkd-state(5) gives) and read by `uplinkd status`: a few header lines, then one line per uplink,
 /// whitespace-separated fields with "-" for none, so POSIX sh and awk can read it:
 ///
-///     # uplinkd state, format 1 (see README, "State file")
+///     # uplinkd state, format 1 (see uplinkd-state(5))
 ///     # uplink NAME KIND VERDICT REASON SINCE IPV4 IPV6 BYTES-TODAY BUDGET EXHAUSTED PORTAL-URL IPV4-REASON IPV6-REASON DNS-SOURCE METERED RTT-MS RTT-VARIATION-MS LOSS-PCT DEGRADED FLAP-PENALTY SUPPRESSED SESSION-ENDS SESSION-BYTES MODEM MODEM-STATE REGISTRATION OPERATOR OPERATOR-CODE ACCESS-TECHNOLOGY RSRP-DBM RSRQ-DB SINR-DB SIGNAL-PCT RECOVERY-STEP RECOVERIES PLAN-USED PLAN-BYTES PLAN-STARTS PLAN-ENDS PLAN-RECEIVED PLAN-SENT PLAN-CAPPED AT-CAP STANDBY
 ///     format 1
 ///     written 1763733436
@@ -18,7 +18,7 @@ package enum StateFileFormat1 {
 
     package static func encode(_ state: AgentState) -> String {
         var lines = [
-            "# uplinkd state, format \(version) (see README, \"State file\")",
+            "# uplinkd state, format \(version) (see uplinkd-state(5))",
             "# \(columns)",
             "format \(version)",
             "written \(state.writtenWallSeconds)",

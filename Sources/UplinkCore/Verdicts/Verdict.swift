@@ -21,7 +21,7 @@ public enum Verdict: String, Sendable, Comparable, CaseIterable {
 
     public static func < (lhs: Verdict, rhs: Verdict) -> Bool { lhs.rank < rhs.rank }
 
-    /// Exit status of `uplinkd check` for one interface (see README, "Exit status").
+    /// Exit status of `uplinkd check` for one interface (uplinkd(8), EXIT STATUS).
     public var exitStatus: Int32 {
         switch self {
         case .online: return 0

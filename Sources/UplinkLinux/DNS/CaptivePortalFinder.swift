@@ -5,7 +5,7 @@ import UplinkCore
 /// come from: systemd-networkd's link state and leases, then the dhclient lease files
 /// (dhclient's own and NetworkManager's dhclient-based ones; the newest file naming
 /// the interface with a URI wins). dhclient records option 114 only when told to
-/// (README, "Captive-portal API"). Reads are small and bounded.
+/// (uplinkd(8), "CAPTIVE-PORTAL API"). Reads are small and bounded.
 package struct CaptivePortalFinder: Sendable {
     package var settings: DNSSettings
     package var networkdLeaseDirectory = "/run/systemd/netif/leases"

@@ -2,21 +2,21 @@ import Glibc
 import Testing
 import UplinkLinux
 
-/// README's "Code layout" is the map of Sources/: under a heading naming one or more
-/// targets, one line per top-level folder or file of each (a line may name a pattern
-/// such as `*.c`), and the modules the target's files may import, with what each
-/// folder adds. Written by hand, maps drift: so the section is held to the tree (every
-/// entry present, listed once, nothing listed that is gone) and to the code (no file
-/// imports what its line does not allow).
-@Suite("README code layout")
-struct ReadmeLayoutTests {
-    // Tests/UplinkLinuxTests/Documentation/ReadmeLayoutTests.swift -> repository root.
+/// Sources/README.md's "Targets" is the map of Sources/: under a heading naming one or
+/// more targets, one line per top-level folder or file of each (a line may name a
+/// pattern such as `*.c`), and the modules the target's files may import, with what
+/// each folder adds. Written by hand, maps drift: so the section is held to the tree
+/// (every entry present, listed once, nothing listed that is gone) and to the code (no
+/// file imports what its line does not allow).
+@Suite("Sources map")
+struct SourcesMapTests {
+    // Tests/UplinkLinuxTests/Documentation/SourcesMapTests.swift -> repository root.
     private static let root = "/" + String(#filePath).split(separator: "/").dropLast(4).joined(separator: "/")
 
     @Test func theMapMatchesTheTreeAndTheImports() throws {
-        let readme = String(decoding: try SmallFile.readAll("\(Self.root)/README.md", limit: 1 << 20), as: UTF8.self)
-        let layout = ReadmeLayout(readme: readme)
-        #expect(layout.problems == [], "README.md's Code layout could not be read as documented")
+        let text = String(decoding: try SmallFile.readAll("\(Self.root)/Sources/README.md", limit: 1 << 20), as: UTF8.self)
+        let layout = SourcesMap(text: text)
+        #expect(layout.problems == [], "Sources/README.md's Targets could not be read as documented")
         let tree = try SourceTree.read("\(Self.root)/Sources")
         #expect(tree.count >= 5, "Sources/ has too few targets: \(tree.keys.sorted())")
         for problem in layout.differences(from: tree) {
@@ -24,12 +24,12 @@ struct ReadmeLayoutTests {
         }
     }
 
-    /// The reader and the comparison on a made-up README and tree, so every kind of
+    /// The reader and the comparison on a made-up map and tree, so every kind of
     /// drift is shown to be caught (and named) without touching the real files.
     @Test func driftOfEveryKindIsNamed() {
-        let layout = ReadmeLayout(readme: """
+        let layout = SourcesMap(text: """
             # x
-            ## Code layout
+            ## Targets
             ### `Core`
             The core.
             Imports: `Pattern`.
@@ -51,8 +51,8 @@ struct ReadmeLayoutTests {
             - `L.swift`: outside the section.
             """)
         #expect(layout.problems == [
-            "README.md line 17: '### `Core`' appears twice in Code layout",
-            "README.md line 18: not a '- `entry`: concern' line under '### `Core`'",
+            "Sources/README.md line 17: '### `Core`' appears twice in Targets",
+            "Sources/README.md line 18: not a '- `entry`: concern' line under '### `Core`'",
         ])
         let tree: [String: [SourceFile]] = [
             "Core": [SourceFile(path: "Agent/A.swift", imports: ["Pattern"]),
@@ -65,14 +65,14 @@ struct ReadmeLayoutTests {
             "Shim": [SourceFile(path: "include/shim.h", imports: [])],
         ]
         #expect(layout.differences(from: tree) == [
-            "README.md lists Sources/Core/Agent/ 2 times in Code layout; list it once",
-            "README.md's Code layout lists Sources/Core/Gone/, which does not exist",
-            "Sources/Core/Links/ is missing from README.md's Code layout (under '### `Core`')",
-            "Sources/Core/Agent/B.swift imports CCurl, which README.md's Code layout does not allow there",
-            "README.md's Code layout lists Sources/COther/shim.h, which does not exist",
-            "README.md's Code layout lists Sources/COther/*.c, which does not exist",
-            "README.md's Code layout has '### `Ghost`', which is not a directory under Sources/",
-            "Sources/Shim has no '### `Shim`' subsection in README.md's Code layout",
+            "Sources/README.md lists Sources/Core/Agent/ 2 times in Targets; list it once",
+            "Sources/README.md's Targets lists Sources/Core/Gone/, which does not exist",
+            "Sources/Core/Links/ is missing from Sources/README.md's Targets (under '### `Core`')",
+            "Sources/Core/Agent/B.swift imports CCurl, which Sources/README.md's Targets does not allow there",
+            "Sources/README.md's Targets lists Sources/COther/shim.h, which does not exist",
+            "Sources/README.md's Targets lists Sources/COther/*.c, which does not exist",
+            "Sources/README.md's Targets has '### `Ghost`', which is not a directory under Sources/",
+            "Sources/Shim has no '### `Shim`' subsection in Sources/README.md's Targets",
         ])
     }
 }
@@ -89,13 +89,13 @@ struct SourceFile: Equatable {
     }
 }
 
-/// README's "Code layout" section as this test reads it: from `## Code layout` to the
-/// next `## ` heading; a heading "### `A`" or "### `A`, `B`" opens the subsection of
+/// Sources/README.md's "Targets" section as this test reads it: from `## Targets` to
+/// the next `## ` heading; a heading "### `A`" or "### `A`, `B`" opens the subsection of
 /// those targets (other `###` headings close it); under it "Imports: none." or
 /// "Imports: `X`, `Y`." sets what its files may import, and each line starting with
 /// "- " lists entries, "- `entry`: concern" or "- `one`, `two`: concern", where a
 /// "(imports `Z`)" in the line adds to what the entries' files may import.
-struct ReadmeLayout {
+struct SourcesMap {
     struct Entry {
         var name: String
         var imports: Set<String>
@@ -110,14 +110,14 @@ struct ReadmeLayout {
     private(set) var sections: [Section] = []
     private(set) var problems: [String] = []
 
-    init(readme: String) {
+    init(text: String) {
         var inSection = false
         var current: Int?
         var seen: Set<String> = []
-        for (offset, line) in readme.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (offset, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let number = offset + 1
             if line.hasPrefix("## ") {
-                inSection = line == "## Code layout"
+                inSection = line == "## Targets"
                 current = nil
                 continue
             }
@@ -128,7 +128,7 @@ struct ReadmeLayout {
                 guard !targets.isEmpty, line.dropFirst(4).hasPrefix("`") else { continue }
                 if let again = targets.first(where: seen.contains) {
                     // Its lines still belong to the first subsection of that name.
-                    problems.append("README.md line \(number): '### `\(again)`' appears twice in Code layout")
+                    problems.append("Sources/README.md line \(number): '### `\(again)`' appears twice in Targets")
                     current = sections.firstIndex { $0.targets.contains(again) }
                     continue
                 }
@@ -139,7 +139,7 @@ struct ReadmeLayout {
                 sections[index].imports = Set(Self.quoted(in: line.dropFirst(8)))
             } else if let index = current, line.hasPrefix("- ") {
                 guard let names = Self.entries(of: line.dropFirst(2)) else {
-                    problems.append("README.md line \(number): not a '- `entry`: concern' line under '### `\(sections[index].targets.joined(separator: "`, `"))`'")
+                    problems.append("Sources/README.md line \(number): not a '- `entry`: concern' line under '### `\(sections[index].targets.joined(separator: "`, `"))`'")
                     continue
                 }
                 var extra: Set<String> = []
@@ -149,7 +149,7 @@ struct ReadmeLayout {
                 sections[index].entries += names.map { Entry(name: $0, imports: extra) }
             }
         }
-        if sections.isEmpty { problems.append("README.md has no '## Code layout' section with '### `Target`' subsections") }
+        if sections.isEmpty { problems.append("Sources/README.md has no '## Targets' section with '### `Target`' subsections") }
     }
 
     /// What follows the first `marker` in `line`.
@@ -198,14 +198,14 @@ struct ReadmeLayout {
             for target in section.targets {
                 described.insert(target)
                 guard let files = tree[target] else {
-                    found.append("README.md's Code layout has '### `\(target)`', which is not a directory under Sources/")
+                    found.append("Sources/README.md's Targets has '### `\(target)`', which is not a directory under Sources/")
                     continue
                 }
                 found += Self.differences(section, target: target, files: files)
             }
         }
         for target in tree.keys.sorted() where !described.contains(target) {
-            found.append("Sources/\(target) has no '### `\(target)`' subsection in README.md's Code layout")
+            found.append("Sources/\(target) has no '### `\(target)`' subsection in Sources/README.md's Targets")
         }
         return found
     }
@@ -217,20 +217,20 @@ struct ReadmeLayout {
         for entry in section.entries { counts[entry.name, default: 0] += 1 }
         for entry in section.entries.map(\.name).uniqued() {
             if counts[entry, default: 0] > 1 {
-                found.append("README.md lists Sources/\(target)/\(entry) \(counts[entry]!) times in Code layout; list it once")
+                found.append("Sources/README.md lists Sources/\(target)/\(entry) \(counts[entry]!) times in Targets; list it once")
             }
             if !topLevels.contains(where: { matches(entry, $0) }) {
-                found.append("README.md's Code layout lists Sources/\(target)/\(entry), which does not exist")
+                found.append("Sources/README.md's Targets lists Sources/\(target)/\(entry), which does not exist")
             }
         }
         for topLevel in topLevels.sorted() where !section.entries.contains(where: { matches($0.name, topLevel) }) {
-            found.append("Sources/\(target)/\(topLevel) is missing from README.md's Code layout (under '### `\(target)`')")
+            found.append("Sources/\(target)/\(topLevel) is missing from Sources/README.md's Targets (under '### `\(target)`')")
         }
         for file in files {
             let allowed = section.imports.union(section.entries.filter { matches($0.name, file.topLevel) }
                                                 .flatMap(\.imports))
             for module in file.imports where !allowed.contains(module) {
-                found.append("Sources/\(target)/\(file.path) imports \(module), which README.md's Code layout does not allow there")
+                found.append("Sources/\(target)/\(file.path) imports \(module), which Sources/README.md's Targets does not allow there")
             }
         }
         return found
