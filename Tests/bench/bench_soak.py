@@ -4,7 +4,7 @@ schedule of outages and impairments whose truth is known, judged against it.
 
     sudo python3 Tests/bench/bench_soak.py --binary .build/release/uplinkd \\
         [--gateways 30] [--hours 2] [--seed 1] [--gap 300] [--keep DIR] [--smoke]
-        [--kinds K,K...] [--every-feature]
+        [--kinds K,K...] [--every-feature] [--pinning] [--connections 4]
 
 A day of one gateway with every feature on:
 
@@ -27,6 +27,28 @@ a 5 GB data plan on wwan0, the Prometheus textfile, and the shipped portal-login
 hook (hooks/60-portal-login, click-through, for wlan0: the lab's portal has no form,
 so it runs at each portal and fails, as a hook may). All start together; each soaks
 for --hours once it has settled (eth0 primary, every uplink online).
+
+Long-lived connections: the gateways with many flows (0, 3, 6 ...) also keep
+--connections (4) long-lived TCP connections from the LAN to a host on the internet
+side (Tests/integration/tcpflow.py clients against the lab's flow_server, as
+Tests/bench/bench_flows.py): a 64-byte line every 200 ms, each answered with the
+name of the upstream it goes back through, at most 5 s for each answer (more than
+any latency step's round trip, so it is the network that ends a connection, not the
+client's patience), a new connection at the next 200 ms once one ends. Their
+upstreams masquerade what they forward toward that host (FailoverLab(cloud=True,
+upstream_nat=True): carrier-grade NAT; an MQTT gateway's broker sits behind it too),
+so a connection whose packets change uplink is reset by the peer, as on the real
+internet. Each answer names the upstream it came back through (by the source address
+the host sees: tcpflow.py --role-of), which is the uplink the connection is on; a
+connection that ended before its first answer takes its uplink from the host's log
+of accepted connections (the one uplink whose address it accepted from within -0.5
+to +3 s of the client's `connected`), else its uplink is unknown. The clients start
+once the agent has settled (with --pinning once its flow table and rules are in
+place too). The other gateways get none: their packets would give the agent stall
+evidence sooner, and the sequential and idle failover times would no longer measure
+what they say. --pinning runs every agent with `[flows] pinning = yes` (needs
+conntrack); without it the agent runs at today's default (no pinning), so two runs
+of one seed compare the two.
 
 Each gateway's schedule (random.Random(seed * 1000 + gateway), so a run can be
 repeated): a gap (exponential, mean --gap seconds, at least 10 s), then one event,
@@ -74,14 +96,37 @@ outage or carrier event without one is missed. Modem gateways need ModemManager,
 dbus-daemon and python3-dbusmock (as test_modem.py); without them the header says
 why and the soak runs without modems.
 
+A long-lived connection is judged by its uplink U (above) and the span from its
+last answer (its `connected` line if none) to the line that ended it (reset,
+timeout, closed, ...), both as the client logged them: it was broken BY AN OUTAGE
+(expected) when that span overlaps, from its start to GRACE_S (5 s) after its end,
+an event that takes U itself out of service by the schedule's truth: outage or
+carrier for eth0, portal for wlan0 (captive: no internet on a real network, and
+the agent's `captive`), ladder (its upstream cut) or registration (no bearer on a
+real modem) for wwan0. Every other end is a connection BROKEN WHILE ITS UPLINK
+WORKED: moved by a false failover, a failback, a degraded handover (latency or
+loss: the path still carried it), a move during a blip, or released by pinning
+while U's forwarding path worked (dns: eth0 `limited` though only its resolver is
+silent); each is listed with what was going on (the events and primary changes
+during its span, else the last event before it). A connection ended before its
+first answer and without an accepted connection naming its uplink is counted
+apart (uplink unknown). Counted: connections alive at the window's start or
+opened in it; ends within the window (the clients stop at its end: no end line).
+
 Figures: false failovers per 1,000 link-hours (three uplinks per gateway; with none
 seen, the 95 % upper bound 3 / link-hours), missed and late failovers, failover time
 p50 / p95 / p99, probe bytes per uplink per month (nftables counters of the
 gateway's own traffic), and per agent resident memory, open descriptors, child
-processes and CPU at the start and the end of its window (growth per hour).
+processes and CPU at the start and the end of its window (growth per hour). The
+long-lived connections: connections opened in the window (and those alive at its
+start), alive at its end, broken by an outage, broken while their uplink worked and
+those per 1,000 link-hours of the gateways that held them (three uplinks each; with
+none, the 95 % upper bound 3 / link-hours), with where; the header says whether
+pinning was on.
 """
 
 import argparse
+import ipaddress
 import json
 import os
 import random
@@ -99,12 +144,14 @@ from agentrun import AgentError, AgentRun, proc_memory  # noqa: E402
 from mqttlab import MqttBroker  # noqa: E402
 import modemrig  # noqa: E402
 from bench_compare import parse_bench_args  # noqa: E402
-from bench_failover import lab_bench_header, progress  # noqa: E402
+from bench_failover import DEFAULTS_CONFIG, lab_bench_header, progress  # noqa: E402
+from bench_flows import entries_as_wanted  # noqa: E402
 from bench_modem import is_reconnect  # noqa: E402
-from failoverlab import FailoverLab  # noqa: E402
+from failoverlab import FAILOVER_UPLINKS, FailoverLab  # noqa: E402
+from lab import tool_path  # noqa: E402
 
-FULL = {"gateways": 30, "hours": 2.0, "gap": 300.0, "max_outage": 600.0}
-SMOKE = {"gateways": 2, "hours": 0.015, "gap": 10.0, "max_outage": 20.0}
+FULL = {"gateways": 30, "hours": 2.0, "gap": 300.0, "max_outage": 600.0, "connections": 4}
+SMOKE = {"gateways": 2, "hours": 0.015, "gap": 10.0, "max_outage": 20.0, "connections": 4}
 KINDS = (("outage", 0.15), ("carrier", 0.1), ("loss", 0.2), ("blip", 0.15), ("portal", 0.1),
          ("latency", 0.15), ("dns", 0.1), ("broker", 0.1), ("registration", 0.1), ("ladder", 0.1))
 MODEM_KINDS = ("registration", "ladder")
@@ -122,6 +169,25 @@ GRACE_S = 5.0
 DEGRADED_FOR_S = 60.0   # the agent's default degraded-for
 SETTLE_S = 300.0
 MONTH_S = 30 * 86400
+FLOW_PERIOD_S = 0.2
+# Longer than any latency step's round trip (1.5 s) with the relay's queue: only the
+# network ends a connection, never the client's impatience.
+FLOW_TIMEOUT_S = 5.0
+FLOW_START_S = 30.0
+# The uplink each kind of event takes out of service, by the schedule's truth (the
+# docstring's rule); the other kinds leave every uplink's forwarding path working.
+OUT_OF_SERVICE = {"outage": "eth0", "carrier": "eth0", "portal": "wlan0", "ladder": "wwan0",
+                  "registration": "wwan0"}
+ROLE_IFACE = {u.role: u.iface for u in FAILOVER_UPLINKS}
+UPLINK_NETS = [(ipaddress.ip_network(f"10.234.{u.n}.0/30"), u.iface) for u in FAILOVER_UPLINKS] \
+    + [(ipaddress.ip_network(f"10.233.{u.n}.0/24"), u.iface) for u in FAILOVER_UPLINKS]
+# The host logs its accept one way after the client's `connected`: up to 0.75 s in a
+# latency step, more on a loaded machine; the clocks are one.
+ACCEPT_BEFORE_S, ACCEPT_AFTER_S = 0.5, 3.0
+# A hook line is stamped when the hook starts, a moment after the move it reports.
+MOVE_SLACK_S = 1.0
+# A failback breaks connections a hold-down (30 s) or, damped, minutes after its outage.
+LAST_EVENT_S = 300.0
 
 
 def sample_agent(pid):
@@ -167,26 +233,29 @@ class Gateway(threading.Thread):
         self.traffic = TRAFFIC[index % len(TRAFFIC)]
         self.modem = is_modem_gateway(index, args) and args.modems
         self.mqtt = args.every_feature or index % 2 == 1
+        self.flows = self.traffic == "flows" and args.connections > 0
         self.kinds = [(k, w) for k, w in KINDS if k in args.kinds and (k != "broker" or self.mqtt)
                       and (k not in MODEM_KINDS or self.modem)]
-        self.broker = self.rig = self.agent = None
+        self.broker = self.rig = self.agent = self.clients = None
         self.rng = random.Random(args.seed * 1000 + index)
         self.events, self.skipped, self.result, self.error = [], [], {}, None
 
     def run(self):
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
-            with FailoverLab(delays={"eth0": BASE_DELAY_MS}, cloud=self.mqtt) as lab:
+            with FailoverLab(delays={"eth0": BASE_DELAY_MS}, cloud=self.mqtt or self.flows,
+                             upstream_nat=self.flows) as lab:
                 client = run = None
                 try:
-                    config, hooks, env = lab.agent_config(), lab.agent_hooks(), {}
+                    sections = {"flows": {"pinning": "yes"}} if self.args.pinning else {}
+                    config, hooks, env = lab.agent_config(sections=sections), lab.agent_hooks(), {}
                     if self.modem:
                         self.rig = modemrig.ModemRig().start()
                         self.rig.mmcli("-m", self.rig.modem_path(), "--simple-connect=apn=internet")
                         env["DBUS_SYSTEM_BUS_ADDRESS"] = self.rig.bus_address
                         config = lab.agent_config(
                             interfaces={"wwan0": {"modem": modemrig.DEFAULT_IMEI, "plan": "5GB"}},
-                            sections={"export": {"prometheus-textfile": str(self.dir / "uplinkd.prom")}})
+                            sections=sections | {"export": {"prometheus-textfile": str(self.dir / "uplinkd.prom")}})
                         portal_conf = self.dir / "portal-login.conf"
                         portal_conf.write_text("METHOD=click-through\nINTERFACES=wlan0\n")
                         hooks["60-portal-login"] = (f"#!/bin/sh\nUPLINKD_HOOK_LIB='{failoverlab.HOOK_LIB}' "
@@ -206,8 +275,12 @@ class Gateway(threading.Thread):
                     if self.modem:
                         run.wait_state(lambda st: st["uplinks"]["wwan0"].get("modem_equipment_id")
                                        == modemrig.DEFAULT_IMEI, SETTLE_S, "wwan0's modem in the state file")
+                    if self.flows:
+                        self.start_flows(lab, run)
                     self.soak(lab, run)
                 finally:
+                    if self.clients:
+                        self.clients.stop()
                     if run:
                         run.stop()
                         run.close()
@@ -219,6 +292,26 @@ class Gateway(threading.Thread):
                         self.rig.close()
         except Exception as exc:                            # reported, the others go on
             self.error = f"gw{self.index}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+
+    def start_flows(self, lab, run):
+        """The long-lived connections, each answered once (through eth0, the primary)."""
+        if self.args.pinning:
+            # A connection opened before the pinning rules exist carries no mark: it
+            # would be judged on a ruleset it never had.
+            run.wait_until(lambda: entries_as_wanted(lab, True), SETTLE_S, "the flow table and rules in place")
+        self.clients = lab.flow_clients(self.args.connections, name="soakflow", period=FLOW_PERIOD_S,
+                                        timeout=FLOW_TIMEOUT_S)
+        self.clients.wait_all(lambda c: c.answers(), FLOW_START_S, "the long-lived connections answered")
+
+    def flow_record(self, lab, t0, t1):
+        """What judge_flows needs once the lab is gone: the clients' log lines and the
+        host's accepted connections (time, uplink), with the window."""
+        peers = []
+        for t, address in lab.flow_server_peers():
+            ip = ipaddress.ip_address(address)
+            peers.append((t, next((iface for net, iface in UPLINK_NETS if ip in net), None)))
+        return {"window": [t0, t1], "peers": peers,
+                "clients": [[[e.t, e.connection, e.event, e.upstream] for e in c.events()] for c in self.clients]}
 
     def soak(self, lab, run):
         t0, start = time.time(), sample_agent(run.pid)
@@ -245,13 +338,17 @@ class Gateway(threading.Thread):
         time.sleep(max(0.0, deadline - time.time()))
         t1 = time.time()
         (self.dir / "events.json").write_text(json.dumps(self.events, indent=1))
-        self.result = {"seconds": t1 - t0, "start": start, "end": sample_agent(run.pid),
+        flows = self.flow_record(lab, t0, t1) if self.clients else None
+        if flows:
+            (self.dir / "flows.json").write_text(json.dumps(flows))
+        self.result = {"seconds": t1 - t0, "start": start, "end": sample_agent(run.pid), "flows": flows,
                        "bytes": {i: sum(lab.counters()[i][k][1] - bytes0[i][k][1] for k in ("local_in", "local_out"))
                                  for i in ("eth0", "wlan0", "wwan0")},
                        "hooks": [e for e in run.events() if t0 <= e.t <= t1 + GRACE_S]}
         (self.dir / "result.json").write_text(json.dumps(
-            {k: v for k, v in self.result.items() if k != "hooks"} | {"traffic": self.traffic, "mqtt": self.mqtt,
-                                                                      "modem": self.modem, "skipped": self.skipped},
+            {k: v for k, v in self.result.items() if k not in ("hooks", "flows")}
+            | {"traffic": self.traffic, "mqtt": self.mqtt, "pinning": self.args.pinning, "modem": self.modem,
+               "skipped": self.skipped},
             indent=1))
 
     def length(self, kind):
@@ -388,6 +485,126 @@ def judge(gw):
     return out
 
 
+def connections_of(lines) -> dict:
+    """{number: connection} of one tcpflow.py client's log lines: its `connected`
+    time, its last answer's time and upstream, and its end (time, event) or None."""
+    conns = {}
+    for t, number, event, upstream in lines:
+        c = conns.setdefault(number, {"connected": None, "last": None, "upstream": None, "end": None})
+        if c["end"] is not None or event in ("paused", "resumed"):
+            continue
+        if event == "connected":
+            c["connected"] = t
+        elif event == "answer":
+            c["last"], c["upstream"] = t, upstream
+        else:
+            c["end"] = (t, event)
+    return conns
+
+
+def accepted_via(connected: float, peers):
+    """The uplink the host saw a connection accepted from near `connected`, when only one did."""
+    seen = {iface for t, iface in peers if connected - ACCEPT_BEFORE_S <= t <= connected + ACCEPT_AFTER_S}
+    return seen.pop() if len(seen) == 1 and None not in seen else None
+
+
+def describe_event(e) -> str:
+    return (e["kind"] + (f" {e['percent']} %" if e["kind"] == "loss" else "")
+            + (f" {e['rtt_ms']} ms" if e["kind"] == "latency" else ""))
+
+
+def break_context(gw, since: float, until: float) -> str:
+    """What went on while a connection broke: the events and primary changes in its
+    span, else the last event before it (a failback comes well after its outage)."""
+    during = [describe_event(e) for e in gw.events if e["start"] <= until and since <= e["end"] + GRACE_S]
+    moves = [f"primary {m.previous_primary or '-'} -> {m.primary or '-'} ({m.primary_reason or '-'})"
+             for m in gw.result.get("hooks", []) if m.event == "primary"
+             and since - MOVE_SLACK_S <= m.t <= until + MOVE_SLACK_S]
+    parts = ([f"during {', '.join(during)}"] if during else []) + moves
+    if not during:
+        before = [e for e in gw.events if since - LAST_EVENT_S <= e["end"] < since]
+        parts.append(f"{since - before[-1]['end']:.0f} s after {describe_event(before[-1])}" if before
+                     else "no event")
+    return ", ".join(parts)
+
+
+def judge_flows(gw):
+    """The long-lived connections of one gateway judged by the docstring's rule: held,
+    alive at the end, and the ended ones by cause (each a description); None when the
+    gateway held none."""
+    rec = gw.result.get("flows")
+    if not rec:
+        return None
+    t0, t1 = rec["window"]
+    out = {"held": 0, "opened": 0, "alive": 0, "outage": [], "worked": [], "unknown": [], "ends": {}}
+    for lines in rec["clients"]:
+        for c in connections_of(lines).values():
+            if c["connected"] is None or c["connected"] > t1 or (c["end"] and c["end"][0] < t0):
+                continue
+            out["held"] += 1
+            out["opened"] += c["connected"] >= t0
+            if c["end"] is None or c["end"][0] > t1:
+                out["alive"] += 1
+                continue
+            end, event = c["end"]
+            out["ends"][event] = out["ends"].get(event, 0) + 1
+            uplink = ROLE_IFACE.get(c["upstream"]) or accepted_via(c["connected"], rec["peers"])
+            since = c["last"] or c["connected"]
+            where = f"gw{gw.index} {uplink or '?'} {event} at +{end - t0:.0f} s, {break_context(gw, since, end)}"
+            if uplink is None:
+                out["unknown"].append(where)
+            elif any(OUT_OF_SERVICE.get(e["kind"]) == uplink and e["start"] <= end and since <= e["end"] + GRACE_S
+                     for e in gw.events):
+                out["outage"].append(where)
+            else:
+                out["worked"].append(where)
+    return out
+
+
+def listed(items, limit: int) -> str:
+    """The first `limit` distinct items, each with its count when more than one
+    (connections broken together read as one line)."""
+    counts = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    text = [f"{n} × {item}" if n > 1 else item for item, n in list(counts.items())[:limit]]
+    return "; ".join(text) + (" ..." if len(counts) > limit else "")
+
+
+def flow_rows(gateways, args, row):
+    """The long-lived connections' rows of the table."""
+    judged = [(gw, j) for gw in gateways if (j := judge_flows(gw)) is not None]
+    mode = "pinning on" if args.pinning else "pinning off"
+    if not judged:
+        row(f"long-lived LAN connections ({mode})", NONE if args.connections else "none (--connections 0)")
+        return
+    link_hours = sum(3 * gw.result["seconds"] / 3600 for gw, _ in judged)
+    held, opened = sum(j["held"] for _, j in judged), sum(j["opened"] for _, j in judged)
+    alive = sum(j["alive"] for _, j in judged)
+    outage = [w for _, j in judged for w in j["outage"]]
+    worked = [w for _, j in judged for w in j["worked"]]
+    unknown = [w for _, j in judged for w in j["unknown"]]
+    ends = {}
+    for _, j in judged:
+        for event, n in j["ends"].items():
+            ends[event] = ends.get(event, 0) + n
+    names = ", ".join(f"gw{gw.index}" for gw, _ in judged)
+    row(f"long-lived LAN connections ({mode}; {args.connections} at a time on {names}; {link_hours:.3g} "
+        f"link-hours): opened in the window (and alive at its start); alive at its end; ended, by how",
+        f"{opened} ({held - opened}); {alive}; " + (", ".join(f"{e} {n}" for e, n in sorted(ends.items())) or "none"))
+    row("connections broken by an outage of their uplink (expected)",
+        f"{len(outage)}" + (": " + listed(outage, 5) if outage else ""))
+    rate = len(worked) / link_hours * 1000
+    row("connections broken while their uplink worked; per 1,000 link-hours",
+        f"{len(worked)}; {rate:.1f}" + (f" (95 % upper bound {3 / link_hours * 1000:.1f})" if not worked else ""),
+        "0")
+    if worked:
+        row("broken while their uplink worked, where", listed(worked, 10))
+    if unknown:
+        row("connections ended before their first answer, uplink unknown (not judged)",
+            f"{len(unknown)}: " + listed(unknown, 5))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -402,12 +619,21 @@ def main() -> int:
     ap.add_argument("--kinds", default=",".join(k for k, _ in KINDS),
                     help="the event kinds to draw from, comma-separated (all)")
     ap.add_argument("--keep", help="keep the agents' files (logs, hook logs, state) under this directory")
+    ap.add_argument("--pinning", action="store_true", help="every agent with `[flows] pinning = yes` (today: no)")
+    ap.add_argument("--connections", type=int,
+                    help="long-lived LAN connections on each gateway with many flows (4; 0: none)")
     args = parse_bench_args(ap, "--smoke", "two gateways for 54 s, short outages (CI)", SMOKE, FULL)
+    if args.connections < 0:
+        ap.error("--connections: at least 0")
     started = lab_bench_header(args, "uplinkd reliability soak (Tests/bench/bench_soak.py)",
-                               "two gateways, 54 s")
+                               "two gateways, 54 s",
+                               config=DEFAULTS_CONFIG + (", `[flows] pinning = yes`" if args.pinning else ""))
     if started is None:
         return 1
     binary, header = started
+    if args.pinning and tool_path("conntrack") is None:
+        print("bench_soak: --pinning: the agent's pinning needs conntrack (Debian: conntrack)", file=sys.stderr)
+        return 1
     args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     unknown = sorted(set(args.kinds) - {k for k, _ in KINDS})
     if unknown or not args.kinds:
@@ -421,6 +647,14 @@ def main() -> int:
                      if args.modems else f"none ({no_modems})"))
     header.append(f"- schedule: seed {args.seed}, {args.gateways} gateways, {args.hours:g} h each, "
                   f"mean gap {args.gap:g} s, outages up to {args.max_outage:g} s, kinds {','.join(args.kinds)}")
+    flow_gateways = [f"gw{i}" for i in range(args.gateways) if TRAFFIC[i % len(TRAFFIC)] == "flows"]
+    header.append("- flow pinning: " + ("ON (`[flows] pinning = yes`)" if args.pinning
+                                        else "off (today's default: the route hook alone)"))
+    header.append(f"- long-lived LAN connections: {args.connections} at a time on each gateway with many flows "
+                  f"({', '.join(flow_gateways) or 'none'}), tcpflow.py to a host behind every upstream, a 64-byte "
+                  f"line every {FLOW_PERIOD_S * 1000:.0f} ms and its answer, {FLOW_TIMEOUT_S:g} s for each answer, "
+                  f"reopened when one ends; those gateways' upstreams masquerade toward it (carrier-grade NAT)"
+                  if args.connections and flow_gateways else "- long-lived LAN connections: none")
     with tempfile.TemporaryDirectory(prefix="bench-soak-") as tmp:
         base = Path(args.keep) if args.keep else Path(tmp)
         gateways = [Gateway(i, binary, base, args, args.hours * 3600) for i in range(args.gateways)]
@@ -460,6 +694,7 @@ def table(gateways, args):
         if rate is not None else NONE, "0")
     if falses:
         row("false failovers, where", "; ".join(falses[:10]) + (" ..." if len(falses) > 10 else ""))
+    flow_rows(gateways, args, row)
     handovers = [h for j in judged for h in j["handovers"]]
     degrading = {kind: [e for gw in gateways for e in gw.events if e["kind"] == kind] for kind in DEGRADING}
     row("handovers away from a degraded eth0, by design; loss bursts of 10 % or more; latency spikes of 500 ms or more",
