@@ -21,8 +21,6 @@ package final class MQTTBridge {
     /// Whether a CONNACK came for the current attempt (a failure before it is a
     /// failure to connect; after it, a lost connection).
     private var acknowledged = false
-    /// The last failure logged, so a lasting one is logged once.
-    private var lastFailure: String?
     /// The broker cannot be reached or refuses (told when it starts, hourly, and when connected again).
     private var unreachable = RecurringCondition()
     private var stopping = false
@@ -185,7 +183,6 @@ package final class MQTTBridge {
         } else {
             Log.notice("mqtt: connected to \(broker) (MQTT \(versionName))")
         }
-        lastFailure = nil
         let through = relay != nil ? relay?.outboundInterface
             : connection.localAddress.flatMap(interfaceOfAddress).flatMap(InterfaceName.init)
         send(session.connected(through: through, awaitingPrimary: relay?.outboundAwaitsPrimary ?? false,
@@ -235,7 +232,7 @@ package final class MQTTBridge {
             if let detail, !wasUp { why += " (\(detail))" }
         }
         pendingRefusal = nil
-        if session.protocolVersion == 4 && !wasUp && lastFailure == nil && error == nil {
+        if session.protocolVersion == 4 && !wasUp && !unreachable.isPresent && error == nil {
             // The fallback after a protocol refusal: again at once.
             scheduleReconnect(afterMilliseconds: 0)
             return
@@ -249,7 +246,6 @@ package final class MQTTBridge {
         let delay = backoff.nextDelayMilliseconds(random: random)
         Log.occurred(&unreachable, now: loop.nowMilliseconds,
                      "mqtt: \(why); trying again in \(Double(delay) / 1_000) s (\(session.queuedEvents) events waiting)")
-        lastFailure = why
         scheduleReconnect(afterMilliseconds: delay)
     }
 

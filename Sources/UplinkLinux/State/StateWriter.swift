@@ -10,7 +10,7 @@ package final class StateWriter {
     private let clock: () -> Int
     private var unwritable = RecurringCondition()
 
-    package init(path: String, clock: @escaping () -> Int = { 0 }) {
+    package init(path: String, clock: @escaping () -> Int) {
         self.path = path
         self.clock = clock
     }

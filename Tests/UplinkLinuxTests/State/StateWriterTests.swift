@@ -36,7 +36,7 @@ struct StateWriterTests {
         let live = "\(state).tmp.\(getppid())"
         let other = dir + "/other.tmp.\(deadPid())"
         for path in [dead, live, other] { touch(path) }
-        try StateWriter(path: state).prepare()
+        try StateWriter(path: state) { 0 }.prepare()
         #expect(!exists(dead))
         #expect(exists(live))
         #expect(exists(other))
@@ -46,11 +46,11 @@ struct StateWriterTests {
 
     @Test func aPathThatIsADirectoryIsRefused() throws {
         let dir = try directory()
-        #expect(throws: SystemError.self) { try StateWriter(path: dir).prepare() }
+        #expect(throws: SystemError.self) { try StateWriter(path: dir) { 0 }.prepare() }
         rmdir(dir)
     }
 
     @Test func aMissingDirectoryIsNoError() throws {
-        try StateWriter(path: "/tmp/uplinkd-statewriter-missing-\(getpid())/state").prepare()
+        try StateWriter(path: "/tmp/uplinkd-statewriter-missing-\(getpid())/state") { 0 }.prepare()
     }
 }
